@@ -1,0 +1,372 @@
+"""Tests of topiczoo.corpus: construction, validation, preprocessing, re-encoding, splits."""
+
+import numpy as np
+import pytest
+
+from topiczoo.corpus import Corpus, read_vocabulary, split_indices, tokenize
+
+VOCAB = ("apple", "banana", "cherry", "date")
+
+
+def small():
+    # doc 0: apple banana apple | doc 1: (empty) | doc 2: date cherry
+    return Corpus(
+        words=np.array([0, 1, 0, 3, 2]),
+        doc_offsets=np.array([0, 3, 3, 5]),
+        vocabulary=VOCAB,
+        labels=np.array([0, 1, 0]),
+        label_names=("no", "yes"),
+    )
+
+
+# ------------------------------------------------------------------ construction and validation
+
+
+def test_basic_properties_and_dtypes():
+    c = small()
+    assert (c.num_docs, c.num_tokens, c.vocab_size) == (3, 5, 4)
+    assert c.words.dtype == np.int32 and c.doc_offsets.dtype == np.int64
+    assert c.labels.dtype == np.int64
+    np.testing.assert_array_equal(c.doc_lengths, [3, 0, 2])
+    assert c.doc_lengths.dtype == np.int64
+    np.testing.assert_array_equal(c.doc_ids, [0, 0, 0, 2, 2])
+    assert c.doc_ids.dtype == np.int32
+    assert c.document_words(2) == ["date", "cherry"]
+    assert c.label_kind == "binary" and c.num_classes == 2
+    assert repr(c) == "Corpus(D=3, N=5, V=4, labels=binary)"
+    assert isinstance(c.vocabulary, tuple)
+
+
+def test_arrays_are_read_only_and_copied():
+    words = np.array([0, 1, 2])
+    c = Corpus(words, np.array([0, 3]), VOCAB[:3], labels=np.array([1.5]))
+    for a in (c.words, c.doc_offsets, c.labels, c.doc_lengths, c.doc_ids):
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[0] = 0
+    words[0] = 2  # the caller's array is not aliased
+    assert c.words[0] == 0
+    with pytest.raises(AttributeError):
+        c.words = np.zeros(3, dtype=np.int32)
+
+
+@pytest.mark.parametrize(
+    "offsets, match",
+    [
+        ([1, 3], "start at 0"),
+        ([0, 2, 1, 3], "non-decreasing"),
+        ([0, 2], "end at N=3"),
+        ([0, 4], "end at N=3"),
+    ],
+)
+def test_bad_offsets(offsets, match):
+    with pytest.raises(ValueError, match=match):
+        Corpus(np.array([0, 1, 2]), np.array(offsets), VOCAB)
+
+
+def test_word_id_out_of_range_names_document_and_id():
+    with pytest.raises(ValueError, match=r"document 1: word id 7 .*\[0, 4\)"):
+        Corpus(np.array([0, 1, 2, 7, 1]), np.array([0, 2, 5]), VOCAB)
+    with pytest.raises(ValueError, match=r"document 0: word id -1"):
+        Corpus(np.array([-1]), np.array([0, 1]), VOCAB)
+
+
+def test_label_validation():
+    w, o = np.array([0, 1]), np.array([0, 1, 2])
+    with pytest.raises(ValueError, match="3 rows but the corpus has D=2"):
+        Corpus(w, o, VOCAB, labels=np.array([0, 1, 0]))
+    with pytest.raises(ValueError, match="negative"):
+        Corpus(w, o, VOCAB, labels=np.array([0, -1]))
+    with pytest.raises(ValueError, match="no name"):
+        Corpus(w, o, VOCAB, labels=np.array([0, 2]), label_names=("a", "b"))
+    with pytest.raises(ValueError, match="0/1"):
+        Corpus(w, o, VOCAB, labels=np.array([[0, 2], [1, 0]]))
+    with pytest.raises(ValueError, match="twice"):
+        Corpus(w, o, ("a", "b", "a"))
+    multi = Corpus(w, o, VOCAB, labels=np.array([[0, 1, 1], [1, 0, 0]]))
+    assert multi.label_kind == "multilabel" and multi.num_classes == 3
+    ratings = Corpus(w, o, VOCAB, labels=np.array([0.5, -2.0]))
+    assert ratings.label_kind == "regression" and ratings.labels.dtype == np.float64
+    named = Corpus(w, o, VOCAB, labels=np.array(["spam", "ham"]))
+    assert named.label_names == ("ham", "spam")
+    np.testing.assert_array_equal(named.labels, [1, 0])
+
+
+def test_empty_corpus_is_allowed():
+    c = Corpus(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64), VOCAB)
+    assert (c.num_docs, c.num_tokens) == (0, 0)
+
+
+# ------------------------------------------------------------------ empty documents
+
+
+def test_empty_documents_drop_and_require():
+    c = small()
+    np.testing.assert_array_equal(c.empty_documents, [1])
+    with pytest.raises(ValueError, match=r"training corpus has 1 empty.*indices 1\b.*drop_empty"):
+        c.require_nonempty()
+    with pytest.raises(ValueError, match="test corpus"):
+        c.require_nonempty("test")
+    d, kept = c.drop_empty()
+    np.testing.assert_array_equal(kept, [0, 2])
+    assert d.num_docs == 2 and d.require_nonempty() is d
+    np.testing.assert_array_equal(d.labels, [0, 0])
+    assert d.document_words(1) == ["date", "cherry"]
+
+
+def test_require_nonempty_lists_at_most_ten():
+    c = Corpus(np.zeros(0, np.int32), np.zeros(15, np.int64), VOCAB)
+    with pytest.raises(ValueError) as err:
+        c.require_nonempty()
+    msg = str(err.value)
+    assert "14 empty" in msg and "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..." in msg and "10, 11" not in msg
+
+
+# ------------------------------------------------------------------ from_texts
+
+
+def test_tokenize_rules():
+    toks = tokenize("The company's profits DON'T rise: café 2004 mp3 x-ray a I", stop_words=None)
+    assert toks == ["the", "company", "profits", "dont", "rise", "cafe", "ray"]
+    assert tokenize("The company's profits", stop_words="english") == ["company", "profits"]
+    assert tokenize("a b cd", stop_words=None, min_word_length=1) == ["a", "b", "cd"]
+    assert tokenize("Fish and chips", stop_words=["FISH"]) == ["and", "chips"]
+
+
+def test_from_texts_stop_words_and_order():
+    c = Corpus.from_texts(["The zebra and the apple", "apple of my eye, zebra"], labels=[1, 0])
+    assert c.vocabulary == ("apple", "eye", "zebra")  # alphabetical, stop words gone
+    assert c.document_words(0) == ["zebra", "apple"]  # text order kept
+    assert c.document_words(1) == ["apple", "eye", "zebra"]
+    np.testing.assert_array_equal(c.labels, [1, 0])
+    c2 = Corpus.from_texts(["The zebra and the apple"], stop_words=None)
+    assert c2.vocabulary == ("and", "apple", "the", "zebra")
+    assert c2.document_words(0) == ["the", "zebra", "and", "the", "apple"]
+
+
+TEXTS = [
+    "alpha beta gamma delta",
+    "alpha beta gamma",
+    "alpha beta epsilon",
+    "alpha zeta zeta zeta",
+]  # df: alpha 4, beta 3, gamma 2, delta 1, epsilon 1, zeta 1
+
+
+def test_from_texts_document_frequency_filters():
+    assert Corpus.from_texts(TEXTS, min_df=2).vocabulary == ("alpha", "beta", "gamma")
+    assert Corpus.from_texts(TEXTS, max_df=0.5).vocabulary == ("delta", "epsilon", "gamma", "zeta")
+    assert Corpus.from_texts(TEXTS, max_df=3).vocabulary == ("beta", "delta", "epsilon", "gamma", "zeta")
+    assert Corpus.from_texts(TEXTS, min_df=2, max_df=3).vocabulary == ("beta", "gamma")
+    with pytest.raises(ValueError, match="max_df"):
+        Corpus.from_texts(TEXTS, min_df=3, max_df=2)
+
+
+def test_from_texts_max_vocab_is_deterministic():
+    # top 4 by df: alpha(4), beta(3), gamma(2), then the df=1 tie broken alphabetically: delta
+    c = Corpus.from_texts(TEXTS, max_vocab=4)
+    assert c.vocabulary == ("alpha", "beta", "delta", "gamma")
+    assert Corpus.from_texts(list(reversed(TEXTS)), max_vocab=4).vocabulary == c.vocabulary
+    assert c.document_words(3) == ["alpha"]  # zeta dropped
+    assert Corpus.from_texts(TEXTS, max_vocab=0).num_tokens == 0
+
+
+def test_from_texts_with_given_vocabulary():
+    c = Corpus.from_texts(["zeta alpha unknown alpha"], vocabulary=("zeta", "alpha"))
+    assert c.vocabulary == ("zeta", "alpha")
+    np.testing.assert_array_equal(c.words, [0, 1, 1])
+
+
+# ------------------------------------------------------------------ from_document_term
+
+
+def test_from_document_term_round_trip_dense_and_sparse():
+    sparse = pytest.importorskip("scipy.sparse")
+    m = np.array([[2, 0, 1, 0], [0, 0, 0, 0], [0, 3, 0, 1]])
+    c = Corpus.from_document_term(m, VOCAB, labels=[0, 1, 1])
+    np.testing.assert_array_equal(c.words, [0, 0, 2, 1, 1, 1, 3])
+    np.testing.assert_array_equal(c.doc_lengths, [3, 0, 4])
+    np.testing.assert_array_equal(c.document_term_matrix(), m)
+    s = Corpus.from_document_term(sparse.csr_matrix(m), VOCAB)
+    np.testing.assert_array_equal(s.words, c.words)
+    np.testing.assert_array_equal(s.doc_offsets, c.doc_offsets)
+    f = Corpus.from_document_term(m.astype(float), VOCAB)
+    np.testing.assert_array_equal(f.words, c.words)
+    # round trip from an arbitrary corpus (token order becomes word-id order)
+    x = small()
+    np.testing.assert_array_equal(
+        Corpus.from_document_term(x.document_term_matrix(), VOCAB).document_term_matrix(),
+        x.document_term_matrix(),
+    )
+
+
+def test_from_document_term_errors():
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(ValueError, match=r"nonnegative: entry \[1, 2\] is -1"):
+        Corpus.from_document_term(np.array([[1, 0, 0, 0], [0, 0, -1, 0]]), VOCAB)
+    with pytest.raises(ValueError, match=r"nonnegative"):
+        Corpus.from_document_term(sparse.csr_matrix(np.array([[0, -2, 0, 0]])), VOCAB)
+    with pytest.raises(ValueError, match=r"whole numbers: entry \[0, 1\] is 0.5"):
+        Corpus.from_document_term(np.array([[1.0, 0.5, 0, 0]]), VOCAB)
+    with pytest.raises(ValueError, match="4 words"):
+        Corpus.from_document_term(np.ones((2, 3), dtype=int), VOCAB)
+
+
+# ------------------------------------------------------------------ from_labeled_counts
+
+
+def test_from_labeled_counts(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("apple\nbanana\ncherry\n")
+    docs = tmp_path / "docs.txt"
+    docs.write_text("1 0:2 2:1\n0\n0 1:3\n")
+    c = Corpus.from_labeled_counts(docs, vocab)
+    assert c.vocabulary == ("apple", "banana", "cherry")
+    np.testing.assert_array_equal(c.words, [0, 0, 2, 1, 1, 1])
+    np.testing.assert_array_equal(c.doc_lengths, [3, 0, 3])
+    np.testing.assert_array_equal(c.labels, [1, 0, 0])
+    assert read_vocabulary(vocab) == c.vocabulary
+
+    rated = tmp_path / "rated.txt"
+    rated.write_text("-100 0:1\n100 1:1 2:2\n")
+    m = Corpus.from_labeled_counts(rated, ("a", "b", "c"), label_map={"-100": 0, "100": 1})
+    np.testing.assert_array_equal(m.labels, [0, 1])
+    assert m.label_names == ("-100", "100")
+    r = Corpus.from_labeled_counts(rated, ("a", "b", "c"), label_type="rating")
+    np.testing.assert_array_equal(r.labels, [-100.0, 100.0])
+    with pytest.raises(ValueError, match=r"rated.txt: line 1: class id -100 is negative"):
+        Corpus.from_labeled_counts(rated, ("a", "b", "c"))
+
+
+@pytest.mark.parametrize(
+    "content, line, what",
+    [
+        ("0 0:1\n1 1:x\n", 2, "count 'x'"),
+        ("0 0:1\n1 1:2\n0 2\n", 3, "'2' is not WORD_ID:COUNT"),
+        ("0 0:1\n\n1 1:1\n", 2, "blank line"),
+        ("0 0:1 1:-3\n", 1, "count '-3'"),
+        ("0 0:1\nspam 1:1\n", 2, "label 'spam' is not an integer"),
+        ("0 0:1\n1 9:1\n", 2, r"word id 9 is outside the vocabulary \[0, 3\)"),
+    ],
+)
+def test_from_labeled_counts_malformed_lines(tmp_path, content, line, what):
+    p = tmp_path / "bad.txt"
+    p.write_text(content)
+    with pytest.raises(ValueError, match=rf"bad\.txt: line {line}: .*{what}"):
+        Corpus.from_labeled_counts(p, ("a", "b", "c"))
+
+
+def test_from_labeled_counts_unknown_label_in_map(tmp_path):
+    p = tmp_path / "docs.txt"
+    p.write_text("a 0:1\nb 0:1\nc 1:1\n")
+    with pytest.raises(ValueError, match=r"line 3: label 'c' is not in label_map"):
+        Corpus.from_labeled_counts(p, ("x", "y"), label_map={"a": 0, "b": 1})
+
+
+# ------------------------------------------------------------------ re-encoding and subsets
+
+
+def test_restrict_vocabulary_counts_dropped_tokens_exactly():
+    c = small()  # tokens: apple banana apple | | date cherry
+    r, dropped = c.restrict_vocabulary(("cherry", "apple", "kiwi"))
+    assert dropped == 2  # banana, date
+    assert r.vocabulary == ("cherry", "apple", "kiwi")
+    np.testing.assert_array_equal(r.words, [1, 1, 0])
+    np.testing.assert_array_equal(r.doc_lengths, [2, 0, 1])
+    np.testing.assert_array_equal(r.labels, c.labels)
+    assert r.label_names == c.label_names
+    same, zero = c.restrict_vocabulary(c.vocabulary)
+    assert zero == 0
+    np.testing.assert_array_equal(same.words, c.words)
+
+
+def test_remove_words_and_compact():
+    c = small()
+    r = c.remove_words({"banana", "date", "not-a-word"})
+    assert r.vocabulary == ("apple", "cherry")
+    assert r.document_words(0) == ["apple", "apple"] and r.document_words(2) == ["cherry"]
+    x = Corpus(np.array([3, 1, 3]), np.array([0, 1, 3]), VOCAB).compact()
+    assert x.vocabulary == ("banana", "date")
+    np.testing.assert_array_equal(x.words, [1, 0, 1])
+
+
+def test_subset():
+    c = small()
+    s = c.subset([2, 0])
+    assert s.num_docs == 2 and s.vocabulary == c.vocabulary
+    assert s.document_words(0) == ["date", "cherry"]
+    assert s.document_words(1) == ["apple", "banana", "apple"]
+    np.testing.assert_array_equal(s.labels, [0, 0])
+    m = c.subset(np.array([False, True, True]))
+    np.testing.assert_array_equal(m.doc_lengths, [0, 2])
+    assert c.subset([]).num_docs == 0
+    with pytest.raises(IndexError):
+        c.subset([3])
+
+
+# ------------------------------------------------------------------ splits
+
+
+def labelled_corpus(n=200, seed=1):
+    rng = np.random.default_rng(seed)
+    labels = np.repeat([0, 1, 2], [100, 60, 40])[:n]
+    lengths = rng.integers(1, 20, size=n)
+    words = rng.integers(0, 50, size=lengths.sum())
+    vocab = tuple(f"w{i:02d}" for i in range(50))
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return Corpus(words, offsets, vocab, labels)
+
+
+def test_split_indices_partition_and_determinism():
+    y = np.repeat([0, 1, 2], [100, 60, 40])
+    tr, te = split_indices(y, 0.25, seed=3)
+    assert len(te) == 50 and len(tr) == 150
+    assert np.all(np.diff(tr) > 0) and np.all(np.diff(te) > 0)
+    np.testing.assert_array_equal(np.sort(np.concatenate([tr, te])), np.arange(200))
+    np.testing.assert_array_equal(np.bincount(y[te]), [25, 15, 10])  # exact proportions
+    tr2, te2 = split_indices(y, 0.25, seed=3)
+    np.testing.assert_array_equal(te, te2)
+    _, te3 = split_indices(y, 0.25, seed=4)
+    assert not np.array_equal(te, te3)
+    _, te4 = split_indices(7, 0.3, seed=0)  # unlabelled: a document count
+    assert len(te4) == 2
+    with pytest.raises(ValueError):
+        split_indices(y, 1.0)
+    with pytest.raises(ValueError):
+        split_indices(3, 0.1)
+
+
+def test_train_test_split():
+    c = labelled_corpus()
+    train, test, dropped = c.train_test_split(test_fraction=0.3, seed=5)
+    assert train.num_docs + test.num_docs == c.num_docs == 200
+    assert test.num_docs == 60
+    # stratified: each class within one document of its share
+    for k, n_k in enumerate([100, 60, 40]):
+        assert abs(int((test.labels == k).sum()) - 0.3 * n_k) <= 1
+    # shared compact vocabulary: every training word occurs in training
+    assert train.vocabulary == test.vocabulary
+    assert np.all(train.word_counts() > 0)
+    assert dropped >= 0
+    assert train.num_tokens + test.num_tokens + dropped == c.num_tokens
+    # deterministic
+    again = c.train_test_split(test_fraction=0.3, seed=5)
+    np.testing.assert_array_equal(again[1].words, test.words)
+    np.testing.assert_array_equal(again[1].doc_offsets, test.doc_offsets)
+    other = c.train_test_split(test_fraction=0.3, seed=6)
+    assert not np.array_equal(other[1].doc_lengths, test.doc_lengths)
+
+
+def test_train_test_split_counts_dropped_test_tokens():
+    # word "rare" (id 3) occurs only in the last document
+    words = np.array([0, 1, 0, 1, 2, 0, 1, 2, 3, 3, 0])
+    offsets = np.array([0, 2, 4, 6, 8, 11])
+    c = Corpus(words, offsets, VOCAB[:3] + ("rare",))
+    seen = set()
+    for seed in range(40):
+        train, test, dropped = c.train_test_split(test_fraction=0.2, seed=seed, stratify=False)
+        assert test.num_docs == 1
+        last_doc_in_test = test.num_tokens + dropped == 3  # only the last document has 3 tokens
+        assert dropped == (2 if last_doc_in_test else 0)
+        assert ("rare" in train.vocabulary) == (not last_doc_in_test)
+        seen.add(last_doc_in_test)
+    assert seen == {True, False}

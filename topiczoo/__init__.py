@@ -1,0 +1,1 @@
+"""topiczoo: supervised topic models with exact MCMC."""

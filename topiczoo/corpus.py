@@ -1,0 +1,783 @@
+"""The immutable bag-of-words corpus shared by every sampler.
+
+A :class:`Corpus` stores the tokens of all documents contiguously (CSR style):
+
+* ``words``        int32 ``[N]``   word id of every token, document after document;
+* ``doc_offsets``  int64 ``[D+1]`` tokens of document ``d`` are ``words[doc_offsets[d]:doc_offsets[d+1]]``;
+* ``vocabulary``   ``tuple[str, ...]`` of length ``V``: word id ``i`` is ``vocabulary[i]``;
+* ``labels``       optional: ``[D]`` int64 class ids ``0..L-1``, ``[D]`` float64 ratings, or
+  ``[D, L]`` int64 0/1 multi-label indicators;
+* ``label_names``  optional ``tuple[str, ...]`` naming the classes (length ``L``).
+
+All arrays are read-only. Every transformation (:meth:`Corpus.subset`,
+:meth:`Corpus.restrict_vocabulary`, :meth:`Corpus.train_test_split`, ...) returns a new corpus.
+
+Only numpy is needed; scikit-learn provides the English stop list and scipy is used only when
+a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["Corpus", "tokenize", "read_vocabulary", "split_indices", "english_stop_words"]
+
+# --------------------------------------------------------------------------------------------
+# text helpers
+# --------------------------------------------------------------------------------------------
+
+# Runs of ASCII letters/digits, possibly joined by single apostrophes ("don't", "o'neill").
+# Anything else (punctuation, hyphens, non-ASCII symbols) separates tokens.
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+_HAS_DIGIT_RE = re.compile(r"[0-9]")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+
+
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop list (318 words) as a frozenset of str."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def _normalize_token(token: str) -> str:
+    """Strip a possessive ``'s`` and then every remaining apostrophe (``don't`` -> ``dont``)."""
+    if "'" in token:
+        if token.endswith("'s"):
+            token = token[:-2]
+        token = token.replace("'", "")
+    return token
+
+
+def _resolve_stop_words(stop_words) -> frozenset[str]:
+    if stop_words is None:
+        return frozenset()
+    if isinstance(stop_words, str):
+        if stop_words == "english":
+            return english_stop_words()
+        raise ValueError(
+            f"stop_words must be 'english', an iterable of words or None, got the string {stop_words!r}"
+        )
+    return frozenset(_normalize_token(str(w).lower().translate(_APOSTROPHES)) for w in stop_words)
+
+
+def _tokenize(text: str, stop: frozenset[str], min_word_length: int) -> list[str]:
+    text = unicodedata.normalize("NFKD", text).lower().translate(_APOSTROPHES)
+    out = []
+    for tok in _TOKEN_RE.findall(text):
+        if _HAS_DIGIT_RE.search(tok):
+            continue  # numbers and alphanumeric codes ("2004", "mp3", "1.13bn") are dropped
+        tok = _normalize_token(tok)
+        if len(tok) < min_word_length or tok in stop:
+            continue
+        out.append(tok)
+    return out
+
+
+def tokenize(text: str, *, stop_words="english", min_word_length: int = 2) -> list[str]:
+    """Split one text into word tokens, in text order.
+
+    The text is Unicode-normalised (NFKD, so accents become separate marks and drop out) and
+    lower-cased; tokens are runs of ASCII letters and digits joined by apostrophes. Tokens
+    containing a digit are dropped, a possessive ``'s`` is removed and other apostrophes are
+    deleted (``don't`` -> ``dont``); tokens shorter than ``min_word_length`` and stop words
+    (``"english"`` = scikit-learn's list, an iterable of words, or ``None``) are removed.
+
+    Returns a ``list[str]`` of length ``<=`` the number of words in ``text``.
+    """
+    return _tokenize(text, _resolve_stop_words(stop_words), int(min_word_length))
+
+
+def read_vocabulary(path: str | os.PathLike) -> tuple[str, ...]:
+    """Read a vocabulary file (line ``i`` is word ``i``) into a ``tuple[str, ...]`` of length ``V``.
+
+    A final newline is allowed; blank lines inside the file and duplicate words are errors.
+    """
+    path = Path(path)
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    vocab = tuple(line.rstrip("\r") for line in lines)
+    for i, w in enumerate(vocab):
+        if not w.strip():
+            raise ValueError(f"{path}: line {i + 1}: blank vocabulary entry")
+    _check_unique(vocab, str(path))
+    return vocab
+
+
+def _check_unique(vocab: tuple[str, ...], where: str = "vocabulary") -> None:
+    if len(set(vocab)) != len(vocab):
+        seen: dict[str, int] = {}
+        for i, w in enumerate(vocab):
+            if w in seen:
+                raise ValueError(f"{where}: word {w!r} appears twice (ids {seen[w]} and {i})")
+            seen[w] = i
+
+
+# --------------------------------------------------------------------------------------------
+# splitting
+# --------------------------------------------------------------------------------------------
+
+
+def split_indices(
+    labels_or_num_docs, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic random train/test split of document indices.
+
+    ``labels_or_num_docs`` is either the number of documents ``D`` or a label array ``[D]``
+    (``[D, L]`` multi-label or float ratings are split without stratification). With
+    ``stratify=True`` and integer class labels, each class contributes its share of test
+    documents (largest-remainder rounding so that the total is ``round(test_fraction * D)``).
+
+    Returns ``(train_idx, test_idx)``: two sorted int64 arrays partitioning ``range(D)``.
+    The result depends only on ``(labels, test_fraction, seed, stratify)``
+    (``numpy.random.default_rng(seed)``).
+    """
+    if np.isscalar(labels_or_num_docs):
+        num_docs = int(labels_or_num_docs)
+        labels = None
+    else:
+        labels = np.asarray(labels_or_num_docs)
+        num_docs = labels.shape[0]
+    if not 0.0 < float(test_fraction) < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    n_test = int(round(float(test_fraction) * num_docs))
+    if n_test < 1 or n_test > num_docs - 1:
+        raise ValueError(
+            f"test_fraction={test_fraction} of {num_docs} documents leaves an empty train or test set"
+        )
+    rng = np.random.default_rng(seed)
+    if (
+        stratify
+        and labels is not None
+        and labels.ndim == 1
+        and np.issubdtype(labels.dtype, np.integer)
+    ):
+        classes, inverse = np.unique(labels, return_inverse=True)
+        sizes = np.bincount(inverse, minlength=len(classes))
+        quota = float(test_fraction) * sizes
+        take = np.floor(quota).astype(np.int64)
+        remainder = n_test - int(take.sum())
+        if remainder > 0:
+            # largest fractional part first, ties by class order (stable sort)
+            order = np.argsort(-(quota - take), kind="stable")
+            take[order[:remainder]] += 1
+        test_parts = []
+        for c in range(len(classes)):
+            members = np.flatnonzero(inverse == c)
+            perm = rng.permutation(members)
+            test_parts.append(perm[: take[c]])
+        test_idx = np.sort(np.concatenate(test_parts)).astype(np.int64)
+    else:
+        test_idx = np.sort(rng.permutation(num_docs)[:n_test]).astype(np.int64)
+    mask = np.ones(num_docs, dtype=bool)
+    mask[test_idx] = False
+    train_idx = np.flatnonzero(mask).astype(np.int64)
+    return train_idx, test_idx
+
+
+# --------------------------------------------------------------------------------------------
+# the corpus
+# --------------------------------------------------------------------------------------------
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _offsets_from_lengths(lengths: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    """An immutable bag-of-words corpus (tokens of all documents stored contiguously).
+
+    Attributes
+    ----------
+    words : int32 ``[N]``
+        Word id of each token; documents are stored one after the other, token order kept.
+    doc_offsets : int64 ``[D+1]``
+        Tokens of document ``d`` are ``words[doc_offsets[d]:doc_offsets[d+1]]``.
+    vocabulary : ``tuple[str, ...]`` of length ``V``
+        Word id ``i`` is ``vocabulary[i]``; words are unique.
+    labels : ``[D]`` int64 class ids ``0..L-1``, ``[D]`` float64 ratings, ``[D, L]`` int64 0/1, or None
+        String labels (``[D]``) are accepted and encoded as class ids: via ``label_names`` when
+        given, else in sorted order (``label_names`` is then filled in).
+    label_names : ``tuple[str, ...]`` or None
+        Names of the ``L`` classes (class-id and multi-label corpora only).
+
+    Empty documents are allowed (test documents may lose all their words when restricted to a
+    training vocabulary); see :attr:`empty_documents`, :meth:`drop_empty` and
+    :meth:`require_nonempty`.
+    """
+
+    words: np.ndarray
+    doc_offsets: np.ndarray
+    vocabulary: tuple[str, ...]
+    labels: np.ndarray | None = None
+    label_names: tuple[str, ...] | None = None
+
+    # ---------------------------------------------------------------- validation
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+
+        vocab = self.vocabulary
+        if isinstance(vocab, (str, bytes)):
+            raise TypeError("vocabulary must be a sequence of words, not a single string")
+        vocab = tuple(vocab)
+        for w in vocab:
+            if not isinstance(w, str):
+                raise TypeError(f"vocabulary entries must be str, got {type(w).__name__}: {w!r}")
+        _check_unique(vocab)
+        set_(self, "vocabulary", vocab)
+        V = len(vocab)
+
+        words = np.asarray(self.words)
+        if words.ndim != 1:
+            raise ValueError(f"words must be 1-D [N], got shape {words.shape}")
+        if words.size and not np.issubdtype(words.dtype, np.integer):
+            raise ValueError(f"words must hold integer word ids, got dtype {words.dtype}")
+        offsets = np.asarray(self.doc_offsets)
+        if offsets.ndim != 1 or offsets.size < 1:
+            raise ValueError(f"doc_offsets must be 1-D [D+1] with D >= 0, got shape {offsets.shape}")
+        if offsets.size > 1 and not np.issubdtype(offsets.dtype, np.integer):
+            raise ValueError(f"doc_offsets must be integers, got dtype {offsets.dtype}")
+        offsets = offsets.astype(np.int64)
+        N = words.shape[0]
+        if offsets[0] != 0:
+            raise ValueError(f"doc_offsets must start at 0, got {offsets[0]}")
+        steps = np.diff(offsets)
+        if np.any(steps < 0):
+            d = int(np.flatnonzero(steps < 0)[0])
+            raise ValueError(
+                f"doc_offsets must be non-decreasing: doc_offsets[{d}]={offsets[d]} > "
+                f"doc_offsets[{d + 1}]={offsets[d + 1]} (document {d} has negative length)"
+            )
+        if offsets[-1] != N:
+            raise ValueError(f"doc_offsets must end at N={N} (the number of tokens), got {offsets[-1]}")
+        if N:
+            bad = (words < 0) | (words >= V)
+            if np.any(bad):
+                i = int(np.flatnonzero(bad)[0])
+                d = int(np.searchsorted(offsets, i, side="right") - 1)
+                raise ValueError(
+                    f"document {d}: word id {int(words[i])} (token {i - offsets[d]} of the document) "
+                    f"is outside the vocabulary [0, {V})"
+                )
+        words = np.array(words, dtype=np.int32, copy=True)
+        set_(self, "words", _readonly(words))
+        set_(self, "doc_offsets", _readonly(np.array(offsets, dtype=np.int64, copy=True)))
+        D = offsets.size - 1
+
+        names = self.label_names
+        if names is not None:
+            if isinstance(names, (str, bytes)):
+                raise TypeError("label_names must be a sequence of str, not a single string")
+            names = tuple(str(n) for n in names)
+            if len(set(names)) != len(names):
+                raise ValueError(f"label_names must be unique, got {names}")
+        labels = self.labels
+        if labels is not None:
+            labels = np.asarray(labels)
+            if labels.ndim not in (1, 2):
+                raise ValueError(f"labels must be [D] or [D, L], got shape {labels.shape}")
+            if labels.shape[0] != D:
+                raise ValueError(f"labels have {labels.shape[0]} rows but the corpus has D={D} documents")
+            kind = labels.dtype.kind
+            if kind in "USO" and labels.ndim == 1:
+                raw = [str(x) for x in labels]
+                if names is None:
+                    names = tuple(sorted(set(raw)))
+                index = {n: i for i, n in enumerate(names)}
+                unknown = [x for x in raw if x not in index]
+                if unknown:
+                    raise ValueError(f"label {unknown[0]!r} is not in label_names {names}")
+                labels = np.array([index[x] for x in raw], dtype=np.int64)
+            elif kind == "b":
+                labels = labels.astype(np.int64)
+            elif kind in "iu":
+                labels = labels.astype(np.int64)
+            elif kind == "f":
+                if labels.ndim == 2:
+                    raise ValueError("multi-label [D, L] labels must be integer 0/1")
+                labels = labels.astype(np.float64)
+                if not np.all(np.isfinite(labels)):
+                    raise ValueError("real-valued labels must be finite (found NaN or inf)")
+            else:
+                raise ValueError(f"unsupported label dtype {labels.dtype}")
+            if labels.dtype == np.int64:
+                if labels.ndim == 2:
+                    if labels.size and not np.all((labels == 0) | (labels == 1)):
+                        raise ValueError("multi-label [D, L] labels must be 0/1")
+                    if names is not None and len(names) != labels.shape[1]:
+                        raise ValueError(
+                            f"{len(names)} label_names for multi-label labels with L={labels.shape[1]} columns"
+                        )
+                elif labels.size:
+                    if labels.min() < 0:
+                        d = int(np.flatnonzero(labels < 0)[0])
+                        raise ValueError(
+                            f"document {d}: class id {labels[d]} is negative; class ids must be 0..L-1 "
+                            "(use float labels for ratings)"
+                        )
+                    if names is not None and labels.max() >= len(names):
+                        d = int(np.flatnonzero(labels >= len(names))[0])
+                        raise ValueError(
+                            f"document {d}: class id {labels[d]} has no name ({len(names)} label_names)"
+                        )
+            labels = _readonly(np.array(labels, copy=True))
+        set_(self, "labels", labels)
+        set_(self, "label_names", names)
+
+    # ---------------------------------------------------------------- basic properties
+    @property
+    def num_docs(self) -> int:
+        """Number of documents ``D``."""
+        return self.doc_offsets.shape[0] - 1
+
+    @property
+    def num_tokens(self) -> int:
+        """Number of tokens ``N``."""
+        return self.words.shape[0]
+
+    @property
+    def vocab_size(self) -> int:
+        """Vocabulary size ``V``."""
+        return len(self.vocabulary)
+
+    @cached_property
+    def doc_lengths(self) -> np.ndarray:
+        """int64 ``[D]``: number of tokens of each document (read-only)."""
+        return _readonly(np.diff(self.doc_offsets))
+
+    @cached_property
+    def doc_ids(self) -> np.ndarray:
+        """int32 ``[N]``: document index of each token (read-only)."""
+        return _readonly(np.repeat(np.arange(self.num_docs, dtype=np.int32), self.doc_lengths))
+
+    @property
+    def empty_documents(self) -> np.ndarray:
+        """int64 ``[E]``: indices of the documents with no tokens."""
+        return np.flatnonzero(self.doc_lengths == 0).astype(np.int64)
+
+    @property
+    def label_kind(self) -> str | None:
+        """``None``, ``"binary"``, ``"multiclass"``, ``"regression"`` or ``"multilabel"``."""
+        if self.labels is None:
+            return None
+        if self.labels.ndim == 2:
+            return "multilabel"
+        if self.labels.dtype == np.float64:
+            return "regression"
+        if self.label_names is not None:
+            return "binary" if len(self.label_names) == 2 else "multiclass"
+        if self.labels.size == 0 or self.labels.max() <= 1:
+            return "binary"
+        return "multiclass"
+
+    @property
+    def num_classes(self) -> int | None:
+        """Number of classes ``L`` (``None`` for ratings or unlabelled corpora)."""
+        if self.labels is None or self.labels.dtype == np.float64:
+            return None
+        if self.labels.ndim == 2:
+            return self.labels.shape[1]
+        if self.label_names is not None:
+            return len(self.label_names)
+        return int(self.labels.max()) + 1 if self.labels.size else 0
+
+    def word_counts(self) -> np.ndarray:
+        """int64 ``[V]``: number of tokens of each word in the corpus."""
+        return np.bincount(self.words, minlength=self.vocab_size).astype(np.int64)
+
+    def document(self, d: int) -> np.ndarray:
+        """int32 ``[N_d]``: word ids of document ``d`` (a read-only view)."""
+        return self.words[self.doc_offsets[d] : self.doc_offsets[d + 1]]
+
+    def document_words(self, d: int) -> list[str]:
+        """The tokens of document ``d`` as words (``list[str]`` of length ``N_d``)."""
+        return [self.vocabulary[i] for i in self.document(d)]
+
+    def document_term_matrix(self) -> np.ndarray:
+        """Dense int64 ``[D, V]`` count matrix (inverse of :meth:`from_document_term`)."""
+        counts = np.zeros((self.num_docs, self.vocab_size), dtype=np.int64)
+        np.add.at(counts, (self.doc_ids, self.words), 1)
+        return counts
+
+    def __repr__(self) -> str:
+        kind = self.label_kind or "none"
+        if kind in ("multiclass", "multilabel"):
+            kind = f"{kind}[{self.num_classes}]"
+        return f"Corpus(D={self.num_docs}, N={self.num_tokens}, V={self.vocab_size}, labels={kind})"
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        labels=None,
+        *,
+        label_names: Sequence[str] | None = None,
+        stop_words="english",
+        min_df: int | float = 1,
+        max_df: int | float = 1.0,
+        max_vocab: int | None = None,
+        min_word_length: int = 2,
+        vocabulary: Sequence[str] | None = None,
+    ) -> "Corpus":
+        """Build a corpus from raw texts (``D`` strings; ``labels`` ``[D]`` or ``[D, L]``).
+
+        Each text is tokenised by :func:`tokenize` (lower-case, ASCII words, numbers dropped,
+        apostrophes stripped, words shorter than ``min_word_length`` and ``stop_words``
+        removed); token order inside a document is the text order.
+
+        Without ``vocabulary`` the vocabulary is the alphabetically sorted set of words whose
+        document frequency ``df`` satisfies ``min_df <= df <= max_df`` (an int is a count of
+        documents, a float in ``[0, 1]`` a fraction of ``D``); if ``max_vocab`` is given only
+        the ``max_vocab`` words with the highest ``df`` are kept (ties broken alphabetically).
+        With ``vocabulary`` (sequence of ``V`` str) that vocabulary is used as is (order kept,
+        no frequency filtering) and unknown words are dropped.
+
+        Returns a Corpus with ``D = len(texts)`` documents (possibly empty ones).
+        """
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        stop = _resolve_stop_words(stop_words)
+        docs = [_tokenize(t, stop, int(min_word_length)) for t in texts]
+        D = len(docs)
+        if vocabulary is None:
+            df = Counter()
+            for toks in docs:
+                df.update(set(toks))
+            lo = _doc_count(min_df, D, "min_df")
+            hi = _doc_count(max_df, D, "max_df")
+            if hi < lo:
+                raise ValueError(
+                    f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})"
+                )
+            kept = [w for w, c in df.items() if lo <= c <= hi]
+            if max_vocab is not None:
+                if int(max_vocab) < 0:
+                    raise ValueError(f"max_vocab must be >= 0, got {max_vocab}")
+                kept.sort(key=lambda w: (-df[w], w))
+                kept = kept[: int(max_vocab)]
+            vocab = tuple(sorted(kept))
+        else:
+            if isinstance(vocabulary, (str, bytes)):
+                raise TypeError("vocabulary must be a sequence of words, not a single string")
+            vocab = tuple(vocabulary)
+            _check_unique(vocab)
+        index = {w: i for i, w in enumerate(vocab)}
+        encoded = [[index[w] for w in toks if w in index] for toks in docs]
+        lengths = np.array([len(e) for e in encoded], dtype=np.int64)
+        words = np.fromiter((i for e in encoded for i in e), dtype=np.int32, count=int(lengths.sum()))
+        return cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
+
+    @classmethod
+    def from_document_term(
+        cls,
+        matrix,
+        vocabulary: Sequence[str],
+        labels=None,
+        label_names: Sequence[str] | None = None,
+    ) -> "Corpus":
+        """Build a corpus from a ``[D, V]`` matrix of nonnegative integer counts.
+
+        ``matrix`` is a dense array-like or a scipy.sparse matrix; float entries are accepted
+        only if they are whole numbers. Document ``d`` gets word ``v`` repeated
+        ``matrix[d, v]`` times, in increasing word-id order. ``vocabulary`` has ``V`` words.
+        """
+        vocab = tuple(vocabulary)
+        if hasattr(matrix, "tocsr"):  # scipy.sparse
+            csr = matrix.tocsr(copy=True)
+            csr.sum_duplicates()
+            csr.sort_indices()
+            shape = csr.shape
+            data, cols, indptr = np.asarray(csr.data), np.asarray(csr.indices), np.asarray(csr.indptr)
+        else:
+            dense = np.asarray(matrix)
+            if dense.ndim != 2:
+                raise ValueError(f"document-term matrix must be 2-D [D, V], got shape {dense.shape}")
+            shape = dense.shape
+            rows, cols = np.nonzero(dense)
+            data = dense[rows, cols]
+            indptr = _offsets_from_lengths(np.bincount(rows, minlength=shape[0]))
+        if shape[1] != len(vocab):
+            raise ValueError(
+                f"document-term matrix has {shape[1]} columns but the vocabulary has {len(vocab)} words"
+            )
+        counts = _as_counts(data, lambda k: int(np.searchsorted(indptr, k, side="right") - 1), cols)
+        words = np.repeat(np.asarray(cols, dtype=np.int32), counts)
+        token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        offsets = token_cum[np.asarray(indptr, dtype=np.int64)]
+        return cls(words, offsets, vocab, labels, label_names)
+
+    @classmethod
+    def from_labeled_counts(
+        cls,
+        path: str | os.PathLike,
+        vocabulary: Sequence[str] | str | os.PathLike,
+        label_map: Mapping[str, int] | None = None,
+        *,
+        label_names: Sequence[str] | None = None,
+        label_type: str = "class",
+    ) -> "Corpus":
+        """Read the ``LABEL WORD_ID:COUNT WORD_ID:COUNT ...`` format (one document per line).
+
+        ``vocabulary`` is a sequence of ``V`` words or the path of a vocabulary file (line
+        ``i`` is word ``i``). Word ids are 0-based. Labels are parsed as int class ids, or
+        mapped through ``label_map`` (raw label string -> class id; ``label_names`` then
+        defaults to the raw strings ordered by class id), or parsed as float ratings with
+        ``label_type="rating"``. Tokens of a document are its words repeated ``COUNT`` times,
+        in file order. Malformed lines raise ``ValueError`` naming the file and line number.
+
+        Returns a Corpus with one document per non-blank line.
+        """
+        path = Path(path)
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocab = read_vocabulary(vocabulary)
+        else:
+            vocab = tuple(vocabulary)
+        if label_type not in ("class", "rating"):
+            raise ValueError(f"label_type must be 'class' or 'rating', got {label_type!r}")
+        if label_map is not None and label_names is None:
+            by_id = sorted(label_map.items(), key=lambda kv: kv[1])
+            if [v for _, v in by_id] == list(range(len(by_id))):
+                label_names = tuple(k for k, _ in by_id)
+        V = len(vocab)
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        raw_labels: list = []
+        rests: list[str] = []
+        pairs_per_doc = np.zeros(len(lines), dtype=np.int64)
+        for i, line in enumerate(lines):
+            lineno = i + 1
+            if _LINE_RE.fullmatch(line) is None:
+                raise ValueError(f"{path}: line {lineno}: {_diagnose(line)}")
+            head, rest = _split_head(line)
+            if label_map is not None:
+                if head not in label_map:
+                    raise ValueError(
+                        f"{path}: line {lineno}: label {head!r} is not in label_map {sorted(label_map)}"
+                    )
+                raw_labels.append(int(label_map[head]))
+            elif label_type == "rating":
+                try:
+                    raw_labels.append(float(head))
+                except ValueError:
+                    raise ValueError(f"{path}: line {lineno}: label {head!r} is not a number") from None
+            else:
+                try:
+                    raw_labels.append(int(head))
+                except ValueError:
+                    raise ValueError(
+                        f"{path}: line {lineno}: label {head!r} is not an integer class id "
+                        "(pass label_map or label_type='rating')"
+                    ) from None
+            pairs_per_doc[i] = rest.count(":")
+            rests.append(rest)
+        flat = " ".join(rests).replace(":", " ")
+        # every line matched _LINE_RE, so the text is a plain list of nonnegative integers
+        nums = np.fromstring(flat, dtype=np.int64, sep=" ") if flat.strip() else np.zeros(0, np.int64)
+        if nums.size != 2 * int(pairs_per_doc.sum()):  # pragma: no cover - defensive
+            nums = np.array(flat.split(), dtype=np.int64)
+        ids, counts = nums[0::2], nums[1::2]
+        if ids.size and (ids.max() >= V):
+            k = int(np.flatnonzero(ids >= V)[0])
+            d = int(np.searchsorted(np.cumsum(pairs_per_doc), k, side="right"))
+            raise ValueError(
+                f"{path}: line {d + 1}: word id {ids[k]} is outside the vocabulary [0, {V})"
+            )
+        words = np.repeat(ids.astype(np.int32), counts)
+        pair_offsets = _offsets_from_lengths(pairs_per_doc)
+        token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        offsets = token_cum[pair_offsets]
+        if label_type == "rating":
+            labels = np.array(raw_labels, dtype=np.float64)
+        else:
+            labels = np.array(raw_labels, dtype=np.int64)
+            if labels.size and labels.min() < 0:
+                d = int(np.flatnonzero(labels < 0)[0])
+                raise ValueError(
+                    f"{path}: line {d + 1}: class id {labels[d]} is negative "
+                    "(pass label_map to map raw labels to 0..L-1, or label_type='rating')"
+                )
+        return cls(words, offsets, vocab, labels, label_names)
+
+    # ---------------------------------------------------------------- transformations
+    def subset(self, indices) -> "Corpus":
+        """The documents ``indices`` (int ``[K]``, in that order, or a boolean mask ``[D]``).
+
+        Returns a Corpus with ``K`` documents and the same vocabulary.
+        """
+        idx = np.asarray(indices)
+        if idx.dtype == bool:
+            if idx.shape != (self.num_docs,):
+                raise ValueError(f"boolean mask must have shape ({self.num_docs},), got {idx.shape}")
+            idx = np.flatnonzero(idx)
+        if idx.size == 0:
+            idx = idx.astype(np.int64)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("indices must be a 1-D integer array or a boolean mask")
+        if idx.size and (idx.min() < -self.num_docs or idx.max() >= self.num_docs):
+            raise IndexError(f"document index out of range for D={self.num_docs}")
+        idx = np.where(idx < 0, idx + self.num_docs, idx).astype(np.int64)
+        lengths = self.doc_lengths[idx]
+        offsets = _offsets_from_lengths(lengths)
+        starts = self.doc_offsets[:-1][idx]
+        positions = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+        labels = None if self.labels is None else self.labels[idx]
+        return Corpus(self.words[positions], offsets, self.vocabulary, labels, self.label_names)
+
+    def restrict_vocabulary(self, vocabulary: Sequence[str]) -> tuple["Corpus", int]:
+        """Re-encode the documents in another vocabulary (``V'`` words), dropping unknown words.
+
+        Token order is kept; documents may become empty. Returns ``(corpus, n_dropped)`` where
+        ``n_dropped`` is the number of tokens whose word is not in ``vocabulary``.
+        """
+        vocab = tuple(vocabulary)
+        _check_unique(vocab)
+        index = {w: i for i, w in enumerate(vocab)}
+        mapping = np.array([index.get(w, -1) for w in self.vocabulary], dtype=np.int64)
+        new = mapping[self.words] if self.num_tokens else np.zeros(0, dtype=np.int64)
+        keep = new >= 0
+        lengths = np.bincount(self.doc_ids[keep], minlength=self.num_docs).astype(np.int64)
+        dropped = int(self.num_tokens - keep.sum())
+        corpus = Corpus(new[keep], _offsets_from_lengths(lengths), vocab, self.labels, self.label_names)
+        return corpus, dropped
+
+    def remove_words(self, words: Iterable[str]) -> "Corpus":
+        """Drop the given words (e.g. stop words) from the vocabulary and from every document.
+
+        Words not in the vocabulary are ignored. The remaining words keep their relative
+        order and are re-indexed ``0..V'-1``.
+        """
+        drop = set(words)
+        return self.restrict_vocabulary([w for w in self.vocabulary if w not in drop])[0]
+
+    def compact(self) -> "Corpus":
+        """Keep only the words that occur in the corpus (relative order kept, ids re-indexed)."""
+        used = self.word_counts() > 0
+        if used.all():
+            return self
+        return self.restrict_vocabulary([w for w, u in zip(self.vocabulary, used) if u])[0]
+
+    def drop_empty(self) -> tuple["Corpus", np.ndarray]:
+        """Remove the empty documents. Returns ``(corpus, kept_indices)`` (int64 ``[D']``)."""
+        kept = np.flatnonzero(self.doc_lengths > 0).astype(np.int64)
+        if kept.size == self.num_docs:
+            return self, kept
+        return self.subset(kept), kept
+
+    def require_nonempty(self, what: str = "training") -> "Corpus":
+        """Raise ``ValueError`` if any document is empty (listing up to 10 indices); else return self."""
+        empty = self.empty_documents
+        if empty.size:
+            shown = ", ".join(str(int(i)) for i in empty[:10])
+            more = f", ... ({empty.size} in all)" if empty.size > 10 else ""
+            raise ValueError(
+                f"the {what} corpus has {empty.size} empty document(s) (indices {shown}{more}); "
+                "remove them with `corpus, kept = corpus.drop_empty()`"
+            )
+        return self
+
+    def train_test_split(
+        self, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
+    ) -> tuple["Corpus", "Corpus", int]:
+        """Random train/test split, re-encoded to the vocabulary of the training part.
+
+        Documents are split by :func:`split_indices` (``numpy.random.default_rng(seed)``,
+        stratified by class when ``stratify`` and the labels are ``[D]`` class ids; both parts
+        keep the original document order). The training corpus is then restricted to the words
+        that occur in it (``V'`` words, relative order kept) and the test corpus is re-encoded
+        to that vocabulary, dropping the other words.
+
+        Returns ``(train, test, n_test_tokens_dropped)``.
+        """
+        target = self.labels if self.labels is not None else self.num_docs
+        train_idx, test_idx = split_indices(target, test_fraction, seed, stratify)
+        train = self.subset(train_idx).compact()
+        test, dropped = self.subset(test_idx).restrict_vocabulary(train.vocabulary)
+        return train, test, dropped
+
+
+# --------------------------------------------------------------------------------------------
+# private helpers of the constructors
+# --------------------------------------------------------------------------------------------
+
+_LINE_RE = re.compile(r"\s*\S+(?:[ \t]+\d+:\d+)*[ \t]*")
+
+
+def _split_head(line: str) -> tuple[str, str]:
+    parts = line.strip().split(None, 1)
+    return parts[0], (parts[1] if len(parts) > 1 else "")
+
+
+def _diagnose(line: str) -> str:
+    parts = line.split()
+    if not parts:
+        return "blank line (expected 'LABEL WORD_ID:COUNT ...')"
+    for tok in parts[1:]:
+        a, sep, b = tok.partition(":")
+        if not sep:
+            return f"token {tok!r} is not WORD_ID:COUNT"
+        if not a.isdigit():
+            return f"token {tok!r}: word id {a!r} is not a nonnegative integer"
+        if not b.isdigit():
+            return f"token {tok!r}: count {b!r} is not a nonnegative integer"
+    return f"cannot parse line {line[:80]!r} (expected 'LABEL WORD_ID:COUNT ...')"
+
+
+def _doc_count(value, num_docs: int, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int count or a float fraction")
+    if isinstance(value, (float, np.floating)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} as a float must be a fraction in [0, 1], got {value}")
+        return int(np.floor(value * num_docs + 1e-9)) if name == "max_df" else int(np.ceil(value * num_docs - 1e-9))
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def _as_counts(data, row_of, cols) -> np.ndarray:
+    data = np.asarray(data)
+    if data.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if data.dtype == bool:
+        return data.astype(np.int64)
+    if not np.issubdtype(data.dtype, np.number) or np.iscomplexobj(data):
+        raise ValueError(f"document-term counts must be numbers, got dtype {data.dtype}")
+    if np.issubdtype(data.dtype, np.floating):
+        bad = ~np.isfinite(data) | (data != np.round(data))
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"document-term counts must be whole numbers: entry [{row_of(k)}, {int(cols[k])}] is {data[k]}"
+            )
+    neg = data < 0
+    if np.any(neg):
+        k = int(np.flatnonzero(neg)[0])
+        raise ValueError(
+            f"document-term counts must be nonnegative: entry [{row_of(k)}, {int(cols[k])}] is {data[k]}"
+        )
+    return data.astype(np.int64)
