@@ -61,14 +61,14 @@ def _binary_labels(y) -> np.ndarray:
         y = y[None, :]
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         bad = np.argwhere(~np.isfinite(y))[0]
-        raise ValueError(f"labels must be finite; found {y[tuple(bad)]!r} at document {bad[-1]}")
+        raise ValueError(f"labels must be finite; found {y[tuple(bad)].item()!r} at document {bad[-1]}")
     if y.dtype.kind not in "biuf":
         raise TypeError(f"binary labels must be numeric 0/1, got dtype {y.dtype}")
     bad = ~np.isin(y, (0, 1))
     if bad.any():
         idx = np.argwhere(bad)[0]
         raise ValueError(
-            f"binary labels must be 0 or 1; found {y[tuple(idx)]!r} at document {idx[-1]}"
+            f"binary labels must be 0 or 1; found {y[tuple(idx)].item()!r} at document {idx[-1]}"
         )
     return y.astype(np.float32)
 

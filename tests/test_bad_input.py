@@ -1,0 +1,108 @@
+"""Bad input gets a clear error, before any sampling starts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topiczoo.cli import main
+from topiczoo.corpus import Corpus
+from topiczoo.fit import fit
+from topiczoo.kernels.gibbs import GibbsKernel, corpus_data
+from topiczoo.kernels.responses import Hinge, Logistic
+from topiczoo.models import gslda, lda, medlda
+from topiczoo.predict import predict
+
+VOCAB = ("a", "b", "c")
+
+
+def _corpus(docs, labels=None):
+    lengths = [len(d) for d in docs]
+    words = np.concatenate([np.asarray(d, np.int32) for d in docs]) if docs else np.zeros(0)
+    return Corpus(words.astype(np.int32), np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  VOCAB, labels=None if labels is None else np.asarray(labels))
+
+
+def test_empty_training_document_is_named():
+    corpus = _corpus([[0, 1], [], [2]], [0, 1, 0])
+    with pytest.raises(ValueError, match=r"empty.*\b1\b.*drop_empty"):
+        fit(gslda(2), corpus, num_iterations=2, progress=False)
+
+
+def test_one_token_documents_are_fine():
+    corpus = _corpus([[0], [1], [2], [0]], [0, 1, 0, 1])
+    result = fit(medlda(2, ell=1.0), corpus, num_chains=1, num_iterations=4, num_burnin=2,
+                 num_snapshots=1, progress=False)
+    assert np.isfinite(result.draws["eta"]).all()
+
+
+def test_unknown_word_ids():
+    with pytest.raises(ValueError, match="word id"):
+        _corpus([[0, 7]], [0])
+    data = corpus_data(_corpus([[0, 2]], [1]), Logistic(1))
+    with pytest.raises(ValueError, match=r"word ids must lie in \[0, 2\)"):
+        GibbsKernel(gslda(2), 2).init(np.zeros(2, np.uint32), 0, None, (data,), {})
+
+
+@pytest.mark.parametrize("labels, error, match", [
+    ([0, 2], ValueError, "must be 0 or 1; found 2 at document 1"),
+    ([0.0, np.nan], ValueError, "finite"),
+    ([-1, 1], ValueError, "must be 0 or 1"),
+    (["yes", "no"], TypeError, "numeric"),
+])
+def test_labels_outside_the_task(labels, error, match):
+    for response in (Logistic(1), Hinge(1.0, 1.0)):
+        with pytest.raises(error, match=match):
+            response.encode(np.asarray(labels))
+
+
+def test_supervised_model_needs_labels():
+    with pytest.raises(ValueError, match="needs a corpus with labels"):
+        fit(gslda(2), _corpus([[0, 1]]), num_iterations=2, progress=False)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: gslda(0), "num_topics must be an integer >= 1"),
+    (lambda: lda(2.5), "num_topics must be an integer"),
+    (lambda: gslda(3, c=0), "c must be a positive"),
+    (lambda: gslda(3, c=-1), "c must be a positive"),
+    (lambda: gslda(3, c=2.5), "whole-number c"),
+    (lambda: medlda(3, c=0), "c must be a positive"),
+    (lambda: medlda(3, ell=float("nan")), "ell must be a positive"),
+    (lambda: gslda(3, alpha=0), "alpha must be a positive"),
+    (lambda: lda(3, beta=-0.1), "beta must be a positive"),
+    (lambda: gslda(3, nu2=float("inf")), "nu2 must be a positive"),
+])
+def test_impossible_hyperparameters(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_bad_run_settings():
+    corpus = _corpus([[0, 1], [2, 1]], [0, 1])
+    with pytest.raises(ValueError, match="num_chains must be an integer >= 1"):
+        fit(gslda(2), corpus, num_chains=0, progress=False)
+    with pytest.raises(ValueError, match="num_burnin"):
+        fit(gslda(2), corpus, num_iterations=5, num_burnin=5, progress=False)
+    with pytest.raises(ValueError, match="chain_method"):
+        fit(gslda(2), corpus, chain_method="parallel", progress=False)
+
+
+def test_test_corpus_must_use_training_vocabulary():
+    corpus = _corpus([[0, 1], [2, 1]], [0, 1])
+    result = fit(gslda(2), corpus, num_chains=1, num_iterations=4, num_snapshots=1,
+                 progress=False)
+    other = Corpus(np.array([0], np.int32), np.array([0, 1]), ("zzz",))
+    with pytest.raises(ValueError, match="restrict_vocabulary"):
+        predict(result, other)
+
+
+def test_cli_reports_errors_without_traceback(capsys, tmp_path):
+    assert main(["fit", "--topics", "0", "--out", str(tmp_path)]) == 2
+    assert "num_topics must be an integer >= 1" in capsys.readouterr().err
+    assert main(["fit", "--data", "nonsense", "--out", str(tmp_path)]) == 2
+    assert "nonsense" in capsys.readouterr().err
+    missing = tmp_path / "nowhere"
+    assert main(["fit", "--data", "poliblog", "--data-dir", str(missing),
+                 "--out", str(tmp_path)]) == 2
+    assert str(missing) in capsys.readouterr().err

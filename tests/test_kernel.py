@@ -1,0 +1,144 @@
+"""The Gibbs kernel inside numpyro's MCMC: chain methods, thinning, continuation, ArviZ,
+reproducibility, checkpoint/resume, and the eta block's numerics."""
+
+from __future__ import annotations
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from numpyro.infer import MCMC
+
+from exact import tiny_data
+from topiczoo.corpus import Corpus
+from topiczoo.fit import fit
+from topiczoo.kernels.eta import draw_eta, eta_conditional_factor
+from topiczoo.kernels.gibbs import GibbsKernel
+from topiczoo.models import gslda, medlda
+
+DOCS = [[0, 1, 2, 1], [2, 3, 3], [0, 0, 1, 4, 4], [3, 4, 2]]
+LABELS = [1, 0, 1, 0]
+
+
+def _mcmc(model, num_samples, chain_method="vectorized", thinning=1, num_chains=3):
+    return MCMC(GibbsKernel(model, 5), num_warmup=0, num_samples=num_samples,
+                num_chains=num_chains, chain_method=chain_method, thinning=thinning,
+                progress_bar=False)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return medlda(3, c=2.0, ell=1.0, alpha=1.0, beta=0.3)
+
+
+@pytest.fixture(scope="module")
+def data(model):
+    return tiny_data(DOCS, LABELS, model.response)
+
+
+def test_vectorized_and_sequential_chains_agree(model, data):
+    draws = {}
+    for method in ("vectorized", "sequential"):
+        mcmc = _mcmc(model, 8, method)
+        mcmc.run(jax.random.PRNGKey(3), data, extra_fields=("topics.z",))
+        draws[method] = (mcmc.get_samples(group_by_chain=True),
+                         mcmc.get_extra_fields(group_by_chain=True)["topics.z"])
+    # same per-chain keys, so the same chains (z exactly, floats to rounding)
+    np.testing.assert_array_equal(draws["vectorized"][1], draws["sequential"][1])
+    np.testing.assert_allclose(draws["vectorized"][0]["eta"], draws["sequential"][0]["eta"],
+                               rtol=1e-4, atol=1e-4)
+    z = np.asarray(draws["vectorized"][1])
+    assert not np.array_equal(z[0], z[1]), "chains must differ from each other"
+
+
+def test_thinning_and_continuation(model, data):
+    full = _mcmc(model, 12, thinning=3)
+    full.run(jax.random.PRNGKey(0), data)
+    eta_full = np.asarray(full.get_samples(group_by_chain=True)["eta"])
+    assert eta_full.shape[:2] == (3, 4)
+
+    first = _mcmc(model, 6, thinning=3)
+    first.run(jax.random.PRNGKey(0), data)
+    eta_first = np.asarray(first.get_samples(group_by_chain=True)["eta"])
+    first.post_warmup_state = first.last_state
+    first.run(first.post_warmup_state.rng_key, data)
+    eta_second = np.asarray(first.get_samples(group_by_chain=True)["eta"])
+    np.testing.assert_allclose(np.concatenate([eta_first, eta_second], 1), eta_full, rtol=1e-6)
+    assert int(first.last_state.iteration[0]) == 12
+
+
+def test_arviz_from_numpyro(model, data):
+    mcmc = _mcmc(model, 10)
+    mcmc.run(jax.random.PRNGKey(1), data)
+    tree = az.from_numpyro(mcmc)
+    posterior = tree["posterior"]
+    assert posterior["eta"].shape[:2] == (3, 10)
+    assert posterior["train_accuracy"].shape == (3, 10)
+
+
+def _corpus():
+    rng = np.random.default_rng(0)
+    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
+    lengths = [len(d) for d in docs]
+    return Corpus(np.concatenate(docs).astype(np.int32),
+                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
+
+
+def test_fit_is_reproducible_and_seed_dependent():
+    corpus = _corpus()
+    kw = dict(num_chains=2, num_iterations=12, num_snapshots=2, progress=False, chunk=4)
+    a = fit(gslda(3), corpus, seed=5, **kw)
+    b = fit(gslda(3), corpus, seed=5, **kw)
+    c = fit(gslda(3), corpus, seed=6, **kw)
+    np.testing.assert_array_equal(a.draws["eta"], b.draws["eta"])
+    np.testing.assert_array_equal(a.state.topics.z, b.state.topics.z)
+    assert not np.array_equal(a.state.topics.z, c.state.topics.z)
+    assert a.draws["eta"].shape[:2] == (2, 12)
+    assert [s.iteration for s in a.snapshots] == [9, 12]
+
+
+def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
+    corpus = _corpus()
+    kw = dict(num_chains=2, num_burnin=6, num_snapshots=2, progress=False, chunk=3, seed=1)
+    straight = fit(medlda(3, ell=2.0), corpus, num_iterations=12, **kw)
+    path = tmp_path / "ckpt.pkl"
+    # an "interrupted" run: it stopped after 6 iterations, its checkpoint on disk
+    fit(medlda(3, ell=2.0), corpus, num_iterations=6, checkpoint=path,
+        **{**kw, "num_snapshots": 0, "num_burnin": 6})
+    resumed = fit(medlda(3, ell=2.0), corpus, num_iterations=12, checkpoint=path, **kw)
+    np.testing.assert_array_equal(resumed.draw_iterations, straight.draw_iterations)
+    for name in straight.draws:
+        np.testing.assert_allclose(resumed.draws[name], straight.draws[name], rtol=1e-6)
+    with pytest.raises(ValueError, match="another run"):
+        fit(medlda(3, ell=2.0), corpus, num_iterations=12, checkpoint=path, **{**kw, "seed": 9})
+
+
+def test_eta_draw_matches_exact_gaussian():
+    rng = np.random.default_rng(0)
+    zbar = rng.dirichlet(np.ones(3), size=40).astype(np.float32)
+    psi = rng.normal(size=(1, 40)).astype(np.float32)
+    rho = rng.gamma(2.0, size=(1, 40)).astype(np.float32)
+    precision = np.eye(3) / 0.5 + (zbar.T * rho[0]) @ zbar
+    cov = np.linalg.inv(precision)
+    mean = cov @ (zbar.T @ psi[0])
+    keys = jax.random.split(jax.random.PRNGKey(0), 40_000)
+    draws = np.asarray(jax.vmap(lambda k: draw_eta(k, zbar, psi, rho, 0.5))(keys))[:, 0]
+    se = np.sqrt(np.diag(cov) / len(draws))
+    assert np.all(np.abs(draws.mean(0) - mean) < 4.5 * se)
+    np.testing.assert_allclose(np.cov(draws.T), cov, rtol=0.05, atol=1e-4)
+
+
+def test_eta_draw_stays_finite_at_extremes():
+    """c = 256 and a hinge augmentation near zero margin (ell = 164): rho up to 1e12."""
+    rng = np.random.default_rng(1)
+    zbar = jnp.asarray(rng.dirichlet(np.full(20, 0.1), size=500), jnp.float32)
+    gamma = jnp.asarray(10.0 ** rng.uniform(-6, 8, size=(1, 500)), jnp.float32)  # 1/lambda
+    c, ell = 256.0, 164.0
+    y = jnp.asarray(np.where(rng.random((1, 500)) < 0.5, -1.0, 1.0), jnp.float32)
+    psi, rho = c * y + c * c * ell * y * gamma, c * c * gamma
+    eta = draw_eta(jax.random.PRNGKey(0), zbar, psi, rho, 1.0)
+    assert bool(jnp.all(jnp.isfinite(eta)))
+    r, mean = eta_conditional_factor(zbar, psi[0], rho[0], 1.0)
+    assert bool(jnp.all(jnp.isfinite(r))) and bool(jnp.all(jnp.isfinite(mean)))
