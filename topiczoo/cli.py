@@ -105,7 +105,8 @@ def run_fit(args) -> dict:
     table = summary_table(tree)
     save_datatree(tree, out / "posterior.nc")
     plot_trace(tree, out / "trace.png")
-    rhat = {name: _finite(row["r_hat"]) for name, row in table.items()}
+    rhat = {name: _finite(table.loc[name, "r_hat"]) for name in table.index}
+    rhat_classic = {name: _finite(table.loc[name, "r_hat_classic"]) for name in table.index}
     summary = {
         "model": args.model, "data": data.name, "topics": args.topics, "chains": args.chains,
         "iterations": args.iterations, "burnin": result.num_burnin, "seed": args.seed,
@@ -117,7 +118,7 @@ def run_fit(args) -> dict:
         "train_seconds": result.train_seconds, "predict_seconds": predict_seconds,
         "token_iterations_per_second": result.token_iterations_per_second,
         "train_tokens": data.train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
-        "rhat": rhat,
+        "rhat": rhat, "rhat_classic": rhat_classic,
         "final_train_accuracy": _finite(np.mean(result.draws["train_accuracy"][:, -1]))
         if "train_accuracy" in result.draws else None,
     }

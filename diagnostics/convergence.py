@@ -1,0 +1,217 @@
+"""Convergence diagnostics of the label-invariant monitors (arviz-stats 1.x).
+
+* :func:`summary_table`: per monitor (and per element of a monitor with extra dims, e.g.
+  ``augmentation_mean[0]``), mean, sd, MCSE of the mean, bulk and tail ESS, the
+  rank-normalised split R-hat of Vehtari et al. (2021) and the classic Gelman-Rubin R-hat.
+* :func:`gelman_rubin_brooks`: the classic shrink factor on growing windows of the whole run
+  (burn-in included), the curve of Brooks & Gelman (1998) / coda's ``gelman.plot`` and of
+  Figure 3 of the sHDP paper.
+
+``eta`` is left out by default: topic labels switch between chains, so its per-topic entries
+are not comparable across chains and its R-hat says nothing about convergence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import arviz_stats as azs
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from topiczoo.diagnostics.arviz_io import LABEL_INVARIANT
+
+__all__ = ["COLUMNS", "default_var_names", "format_table", "gelman_rubin_brooks",
+           "summary_table", "whole_run"]
+
+#: Columns of :func:`summary_table`, in order.
+COLUMNS = ("mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "r_hat_classic")
+
+_SAMPLE_DIMS = ("chain", "draw")
+
+
+def default_var_names(tree: xr.DataTree, group: str = "posterior") -> list:
+    """The label-invariant monitors present in ``tree[group]``, in :data:`LABEL_INVARIANT`
+    order."""
+    if group not in tree.children:
+        return []
+    present = tree[group].data_vars
+    return [name for name in LABEL_INVARIANT if name in present]
+
+
+def _select(tree: xr.DataTree, var_names, group: str) -> xr.Dataset:
+    if group not in tree.children:
+        raise ValueError(f"the tree has no {group!r} group (groups: {list(tree.children)})")
+    ds = tree[group].to_dataset()
+    if var_names is None:
+        var_names = default_var_names(tree, group)
+    elif isinstance(var_names, str):
+        var_names = [var_names]
+    missing = [v for v in var_names if v not in ds.data_vars]
+    if missing:
+        raise KeyError(f"{missing} not in the {group!r} group (has {list(ds.data_vars)})")
+    if not var_names:
+        raise ValueError(f"no variables to summarise in the {group!r} group")
+    return ds[list(var_names)].astype(np.float64)
+
+
+def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -> pd.DataFrame:
+    """Convergence summary of ``tree[group]``, one row per monitor element.
+
+    Args:
+      tree: a DataTree from :func:`topiczoo.diagnostics.to_datatree` (or any with a group of
+        ``(chain, draw, ...)`` variables).
+      var_names: variables to summarise; default the label-invariant monitors present
+        (:data:`topiczoo.diagnostics.LABEL_INVARIANT`).
+      group: ``"posterior"`` (default) or ``"warmup_posterior"``.
+    Returns a DataFrame with columns :data:`COLUMNS`:
+
+      * ``mean``, ``sd`` (ddof = 1) over all chains and draws;
+      * ``mcse_mean``: ``arviz_stats.mcse(method="mean")``;
+      * ``ess_bulk`` / ``ess_tail``: ``arviz_stats.ess(method="bulk" / "tail")``;
+      * ``r_hat``: ``arviz_stats.rhat(method="rank")``, rank-normalised split R-hat (max of
+        bulk and folded), the one to judge by (< 1.01 is the usual target);
+      * ``r_hat_classic``: ``arviz_stats.rhat(method="identity")``, Gelman & Rubin's (1992)
+        potential scale reduction factor on whole chains, neither split nor rank-normalised,
+        sqrt(((n-1)/n W + B/n) / W) (without the (m+1)/m and degrees-of-freedom corrections).
+    R-hat needs at least 2 chains and 4 draws (NaN otherwise); ESS is NaN for a constant trace.
+    """
+    ds = _select(tree, var_names, group)
+    with np.errstate(divide="ignore", invalid="ignore"):  # constant traces: NaN, said in doc
+        stats = _statistics(ds)
+    rows, labels = [], []
+    for name in ds.data_vars:
+        per_column = {col: dict(_element_values(name, stats[col][name])) for col in COLUMNS}
+        for label in per_column["mean"]:
+            labels.append(label)
+            rows.append([float(per_column[col][label]) for col in COLUMNS])
+    return pd.DataFrame(rows, index=pd.Index(labels, name="monitor"), columns=list(COLUMNS))
+
+
+def _statistics(ds: xr.Dataset) -> dict:
+    dims = list(_SAMPLE_DIMS)
+    return {
+        "mean": ds.mean(dims),
+        "sd": ds.std(dims, ddof=1),
+        "mcse_mean": azs.mcse(ds, sample_dims=dims, method="mean"),
+        "ess_bulk": azs.ess(ds, sample_dims=dims, method="bulk"),
+        "ess_tail": azs.ess(ds, sample_dims=dims, method="tail"),
+        "r_hat": azs.rhat(ds, sample_dims=dims, method="rank"),
+        "r_hat_classic": azs.rhat(ds, sample_dims=dims, method="identity"),
+    }
+
+
+def _element_values(name: str, da: xr.DataArray):
+    if da.ndim == 0:
+        yield name, da.item()
+        return
+    stacked = da.stack(__element__=list(da.dims))
+    for i in range(stacked.sizes["__element__"]):
+        element = stacked.isel(__element__=i)
+        index = [str(element[d].item()) for d in da.dims]
+        yield f"{name}[{','.join(index)}]", element.item()
+
+
+def _fmt(column: str, value: float) -> str:
+    if not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if column.startswith("r_hat"):
+        return f"{value:.3f}"
+    if column.startswith("ess"):
+        return f"{math.floor(value):d}"
+    return f"{value:.4g}"
+
+
+def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
+    """Plain-text table of :func:`summary_table` for terminals.
+
+    Rows whose rank R-hat is at least ``flag`` are marked with ``*`` in a last column, rows
+    where it is undefined (constant trace, one chain, < 4 draws) with ``?``; a legend line
+    below the table explains the marks used.
+    """
+    columns = list(table.columns)
+    header = ["monitor", *columns, ""]
+    body = []
+    marks = set()
+    for label, row in table.iterrows():
+        r_hat = float(row.get("r_hat", float("nan")))
+        mark = "?" if math.isnan(r_hat) else ("*" if r_hat >= flag else "")
+        marks.add(mark)
+        body.append([str(label), *(_fmt(c, float(row[c])) for c in columns), mark])
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+    def line(cells):
+        first = cells[0].ljust(widths[0])
+        rest = [cells[i].rjust(widths[i]) for i in range(1, len(cells) - 1)]
+        return "  ".join([first, *rest, cells[-1]]).rstrip()
+
+    out = [line(header), "-" * len(line(header)), *(line(r) for r in body)]
+    if "*" in marks:
+        out.append(f"* rank R-hat >= {flag}: chains disagree, not converged by this monitor")
+    if "?" in marks:
+        out.append("? R-hat undefined: constant trace, a single chain or fewer than 4 draws")
+    return "\n".join(out)
+
+
+def whole_run(tree: xr.DataTree, var_name: str) -> xr.DataArray:
+    """``var_name`` over the whole run: warmup and posterior draws joined along ``draw``,
+    in iteration order."""
+    parts = [tree[g][var_name] for g in ("warmup_posterior", "posterior")
+             if g in tree.children and var_name in tree[g].data_vars]
+    if not parts:
+        raise KeyError(f"{var_name!r} is in neither warmup_posterior nor posterior")
+    da = xr.concat(parts, dim="draw")
+    return da.sortby("draw")
+
+
+def _window_starts(ends: np.ndarray, window: str) -> np.ndarray:
+    if window == "half":
+        return ends // 2
+    if window == "full":
+        return np.zeros_like(ends)
+    raise ValueError(f"window must be 'half' or 'full', got {window!r}")
+
+
+def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, *,
+                        window: str = "half", method: str = "identity"):
+    """Gelman-Rubin shrink factor against iteration (Brooks & Gelman 1998), whole run.
+
+    The draws of ``warmup_posterior`` and ``posterior`` are joined. At ``num_points`` end
+    points evenly spaced over the run, the shrink factor is computed by
+    ``arviz_stats.rhat(method=method)`` (default ``"identity"``: classic Gelman-Rubin) on
+
+    * ``window="half"`` (default): the second half of the draws up to the end point, as
+      coda's ``gelman.plot`` and Brooks & Gelman do. The first half of each window plays the
+      role of burn-in, so the curve answers "had the chains converged by iteration t if the
+      first t/2 iterations were discarded?", and the start-up transient leaves the estimate
+      once t is twice its length. With the full prefix it never leaves: the initial
+      excursion stays in every window and the curve decays only as its weight shrinks, which
+      mixes up "how much burn-in is needed" with "has the sampler converged".
+    * ``window="full"``: all draws up to the end point.
+
+    The first end point is the smallest one whose window holds at least 4 draws per chain.
+
+    Returns ``(iterations, shrink_factor)``: int [P] iteration of each end point and float
+    [P, ...] the shrink factor there (extra axes for a monitor with extra dims, e.g. tasks).
+    """
+    if num_points < 1:
+        raise ValueError(f"num_points must be >= 1, got {num_points}")
+    da = whole_run(tree, var_name).astype(np.float64)
+    if da.sizes["chain"] < 2:
+        raise ValueError("the shrink factor needs at least 2 chains")
+    da = da.transpose("chain", "draw", ...)
+    num_draws = da.sizes["draw"]
+    min_end = 8 if window == "half" else 4
+    if num_draws < min_end:
+        raise ValueError(f"{num_draws} draws are too few for a shrink-factor curve")
+    first = max(min_end, num_draws / num_points)
+    ends = np.unique(np.round(np.linspace(first, num_draws, num_points)).astype(np.int64))
+    starts = _window_starts(ends, window)
+    values = da.values
+    curve = np.stack([
+        np.asarray(azs.rhat(np.moveaxis(values[:, s:e], (0, 1), (-2, -1)), method=method,
+                            chain_axis=-2, draw_axis=-1))
+        for s, e in zip(starts, ends, strict=True)])
+    iterations = np.asarray(da["draw"].values[ends - 1], np.int64)
+    return iterations, curve

@@ -1,0 +1,313 @@
+"""topiczoo.diagnostics: DataTree export, netCDF round trip, convergence tables, plots.
+
+All but the last test use synthetic FitResult-like objects (no model fit).
+"""
+
+import types
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from topiczoo.diagnostics import (
+    LABEL_INVARIANT,
+    format_table,
+    gelman_rubin_brooks,
+    load_datatree,
+    plot_gelman_rubin_brooks,
+    plot_rank,
+    plot_trace,
+    save_datatree,
+    summary_table,
+    to_datatree,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(), seed=3,
+                train_seconds=12.5):
+    """A FitResult look-alike carrying only what the diagnostics read."""
+    response = types.SimpleNamespace(name="hinge", c=2.0, ell=164.0) if supervised else None
+    model = types.SimpleNamespace(name="medlda" if supervised else "lda", num_topics=3,
+                                  alpha=1.0, beta=0.01, nu2=1.0, response=response)
+    num_chains = next(iter(draws.values())).shape[0]
+    iterations = np.asarray(iterations)
+    return types.SimpleNamespace(
+        draws=draws, draw_iterations=iterations, num_burnin=num_burnin, model=model, seed=seed,
+        num_chains=num_chains, thinning=1, num_tokens=1000, train_seconds=train_seconds,
+        iterations_done=int(iterations[-1]),
+        token_iterations_per_second=(1000 * int(iterations[-1]) * num_chains / train_seconds
+                                     if train_seconds else float("nan")),
+        snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots])
+
+
+def supervised_draws(rng, num_chains=4, num_draws=40, num_tasks=2, num_topics=3):
+    shape = (num_chains, num_draws)
+    return {
+        "log_likelihood": rng.normal(-1000, 5, shape).astype(np.float32),
+        "eta": rng.normal(0, 1, shape + (num_tasks, num_topics)).astype(np.float32),
+        "eta_norm": rng.normal(3, 0.1, shape).astype(np.float32),
+        "omega_mean_abs": rng.normal(1, 0.1, shape).astype(np.float32),
+        "train_loss": rng.normal(0.5, 0.05, shape).astype(np.float32),
+        "train_accuracy": rng.uniform(0.8, 1.0, shape).astype(np.float32),
+        "augmentation_mean": rng.gamma(2.0, 1.0, shape + (num_tasks,)).astype(np.float32),
+    }
+
+
+def tree_of(values, num_burnin=0, iterations=None):
+    """A tree with one monitor ``eta_norm`` [C, S] (and a copy as ``log_likelihood``)."""
+    values = np.asarray(values)
+    if iterations is None:
+        iterations = np.arange(1, values.shape[1] + 1)
+    draws = {"eta_norm": values, "log_likelihood": values * 10.0}
+    return to_datatree(fake_result(draws, iterations, num_burnin))
+
+
+# ------------------------------------------------------------------------------ to_datatree
+
+
+def test_to_datatree_splits_burnin_and_keeps_iterations():
+    rng = np.random.default_rng(0)
+    iterations = np.arange(2, 81, 2)  # thinning 2: 40 draws, iterations 2..80
+    draws = supervised_draws(rng)
+    tree = to_datatree(fake_result(draws, iterations, num_burnin=30))
+    warm, post = tree["warmup_posterior"], tree["posterior"]
+    np.testing.assert_array_equal(warm["draw"].values, np.arange(2, 31, 2))
+    np.testing.assert_array_equal(post["draw"].values, np.arange(32, 81, 2))
+    keep = iterations > 30
+    for name, array in draws.items():
+        np.testing.assert_array_equal(post[name].values, array[:, keep])
+        np.testing.assert_array_equal(warm[name].values, array[:, ~keep])
+    assert post["eta"].dims == ("chain", "draw", "task", "topic")
+    assert post["augmentation_mean"].dims == ("chain", "draw", "task")
+    assert post["log_likelihood"].dims == ("chain", "draw")
+    np.testing.assert_array_equal(post["chain"].values, np.arange(4))
+    assert "sample_stats" not in tree.children  # the fit records no per-draw timing
+    attrs = tree.attrs
+    assert attrs["created_by"] == "topiczoo"
+    assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("medlda", 3, 3)
+    assert (attrs["alpha"], attrs["beta"], attrs["nu2"], attrs["c"], attrs["ell"]) == (
+        1.0, 0.01, 1.0, 2.0, 164.0)
+    assert attrs["train_seconds"] == 12.5
+    assert attrs["token_iterations_per_second"] == pytest.approx(1000 * 80 * 4 / 12.5)
+
+
+def test_to_datatree_unsupervised_has_no_response_attrs_and_no_warmup_when_none():
+    rng = np.random.default_rng(1)
+    draws = {"log_likelihood": rng.normal(size=(2, 10))}
+    tree = to_datatree(fake_result(draws, np.arange(1, 11), num_burnin=0, supervised=False))
+    assert set(tree.children) == {"posterior"}
+    for key in ("nu2", "c", "ell", "response"):
+        assert key not in tree.attrs
+    assert tree.attrs["model"] == "lda"
+
+
+def test_to_datatree_predictions_and_observed_data():
+    rng = np.random.default_rng(2)
+    draws = supervised_draws(rng, num_chains=2, num_draws=12, num_tasks=2)
+    result = fake_result(draws, np.arange(1, 13), num_burnin=6, snapshots=(8, 10, 12))
+    scores = rng.normal(size=(2, 3, 4, 2, 5)).astype(np.float32)
+    labels = rng.integers(0, 2, size=(5, 2))  # [D, T]: transposed to (task, document)
+    tree = to_datatree(result, types.SimpleNamespace(scores=scores, zbar=None), labels)
+    pred = tree["predictions"]
+    assert pred["scores"].dims == ("chain", "snapshot", "test_draw", "task", "document")
+    np.testing.assert_array_equal(pred["snapshot"].values, [8, 10, 12])
+    np.testing.assert_array_equal(pred["scores"].values, scores)
+    np.testing.assert_array_equal(tree["observed_data"]["y"].values, labels.T)
+    assert tree["observed_data"]["y"].dims == ("task", "document")
+    with pytest.raises(ValueError, match="snapshots"):
+        to_datatree(fake_result(draws, np.arange(1, 13), 6, snapshots=(12,)),
+                    types.SimpleNamespace(scores=scores, zbar=None))
+
+
+# ------------------------------------------------------------------------------ storage
+
+
+def test_save_load_round_trip(tmp_path):
+    rng = np.random.default_rng(3)
+    draws = supervised_draws(rng, num_chains=3, num_draws=20)
+    draws["log_likelihood"] = draws["log_likelihood"].astype(np.float64)
+    result = fake_result(draws, np.arange(1, 21), num_burnin=10, snapshots=(15, 20),
+                         train_seconds=0.0)  # NaN throughput attribute
+    scores = rng.normal(size=(3, 2, 2, 2, 7)).astype(np.float32)
+    zbar = rng.dirichlet(np.ones(3), size=(3, 2, 2, 7)).astype(np.float32)
+    tree = to_datatree(result, types.SimpleNamespace(scores=scores, zbar=zbar),
+                       rng.integers(0, 2, size=(2, 7)))
+    path = save_datatree(tree, tmp_path / "run.nc")
+    loaded = load_datatree(path)
+    xr.testing.assert_identical(loaded, tree)
+    assert list(loaded.children) == list(tree.children)
+    for node in tree.subtree:
+        other = loaded[node.path]
+        for name, var in node.variables.items():
+            assert other[name].dtype == var.dtype, (node.path, name)
+            assert other[name].attrs == var.attrs
+    assert loaded.attrs["num_topics"] == 3
+    assert np.isnan(loaded.attrs["token_iterations_per_second"])
+    # saving again over the same file replaces it
+    save_datatree(tree.drop_nodes("predictions"), path)
+    assert "predictions" not in load_datatree(path).children
+
+
+# ------------------------------------------------------------------------------ convergence
+
+
+def test_rhat_near_one_for_iid_chains():
+    rng = np.random.default_rng(5)
+    table = summary_table(tree_of(rng.standard_normal((4, 1000))))
+    assert list(table.index) == ["log_likelihood", "eta_norm"]  # LABEL_INVARIANT order
+    assert (table["r_hat"] < 1.01).all()
+    assert (table["r_hat_classic"] < 1.01).all()
+    assert (table["ess_bulk"] > 2000).all() and (table["ess_tail"] > 2000).all()
+    row = table.loc["eta_norm"]
+    assert abs(row["mean"]) < 4 * row["mcse_mean"] + 1e-12
+    assert row["sd"] == pytest.approx(1.0, abs=0.05)
+    assert row["mcse_mean"] == pytest.approx(1 / np.sqrt(4000), rel=0.2)
+
+
+def test_rhat_large_for_stuck_chains():
+    rng = np.random.default_rng(6)
+    values = rng.standard_normal((4, 500)) + np.array([0.0, 2.0, 4.0, 6.0])[:, None]
+    table = summary_table(tree_of(values))
+    assert (table["r_hat"] > 1.1).all()
+    assert (table["r_hat_classic"] > 1.1).all()
+
+
+def test_summary_table_defaults_to_label_invariant_monitors_and_expands_elements():
+    rng = np.random.default_rng(7)
+    tree = to_datatree(fake_result(supervised_draws(rng, num_tasks=2), np.arange(1, 41), 0))
+    table = summary_table(tree)
+    assert not any(label.startswith("eta[") for label in table.index)
+    assert list(table.index) == ["log_likelihood", "eta_norm", "train_loss", "train_accuracy",
+                                 "omega_mean_abs", "augmentation_mean[0]",
+                                 "augmentation_mean[1]"]
+    assert set(LABEL_INVARIANT) >= {i.split("[")[0] for i in table.index}
+    eta = summary_table(tree, var_names=["eta"])  # allowed when asked for explicitly
+    assert len(eta) == 2 * 3 and eta.index[0] == "eta[0,0]"
+    with pytest.raises(KeyError):
+        summary_table(tree, var_names=["nope"])
+
+
+def test_format_table_lists_monitors_and_marks():
+    rng = np.random.default_rng(8)
+    values = rng.standard_normal((4, 200)) + np.array([0.0, 0.0, 5.0, 5.0])[:, None]
+    tree = to_datatree(fake_result({"eta_norm": values, "train_accuracy": np.ones((4, 200))},
+                                   np.arange(1, 201), 0))
+    text = format_table(summary_table(tree))
+    lines = text.splitlines()
+    assert lines[0].split()[:2] == ["monitor", "mean"] and "r_hat_classic" in lines[0]
+    eta_line = next(line for line in lines if line.startswith("eta_norm"))
+    acc_line = next(line for line in lines if line.startswith("train_accuracy"))
+    assert eta_line.endswith("*") and acc_line.endswith("?")
+    assert "not converged" in text and "undefined" in text
+
+
+def converging_chains(seed=9, num_chains=4, num_draws=400, scale=30.0):
+    """Chains that start far apart (-6, -2, 2, 6) and relax into N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    start = np.linspace(-6, 6, num_chains)[:, None]
+    decay = np.exp(-np.arange(1, num_draws + 1) / scale)[None]
+    return start * decay + rng.standard_normal((num_chains, num_draws))
+
+
+def test_gelman_rubin_brooks_decreases_to_one():
+    tree = tree_of(converging_chains(), num_burnin=200)  # whole run = warmup + posterior
+    iterations, curve = gelman_rubin_brooks(tree, "eta_norm", num_points=20)
+    assert iterations.shape == curve.shape == (20,)
+    assert iterations[-1] == 400 and np.all(np.diff(iterations) > 0)
+    assert curve[0] > 2.0  # chains apart at the start
+    assert curve[-1] < 1.05  # and mixed at the end
+    assert np.all(curve[len(curve) // 2:] < 1.1)
+    # non-increasing up to noise once it has reached 1.1
+    assert np.all(np.diff(curve[:5]) < 0)
+    # the full-prefix window keeps the start-up transient and decays more slowly
+    _, full = gelman_rubin_brooks(tree, "eta_norm", num_points=20, window="full")
+    assert full[-1] > curve[-1]
+
+
+def test_gelman_rubin_brooks_elements_and_errors():
+    rng = np.random.default_rng(10)
+    tree = to_datatree(fake_result(supervised_draws(rng, num_tasks=2), np.arange(1, 41), 20))
+    iterations, curve = gelman_rubin_brooks(tree, "augmentation_mean", num_points=5)
+    assert curve.shape == (len(iterations), 2)
+    with pytest.raises(KeyError):
+        gelman_rubin_brooks(tree, "nope")
+    one_chain = tree_of(rng.normal(size=(1, 40)))
+    with pytest.raises(ValueError, match="2 chains"):
+        gelman_rubin_brooks(one_chain, "eta_norm")
+
+
+# ------------------------------------------------------------------------------ plots
+
+
+def assert_png(path):
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 5000
+
+
+@pytest.fixture(scope="module")
+def plot_tree():
+    rng = np.random.default_rng(11)
+    draws = supervised_draws(rng, num_draws=60, num_tasks=1)
+    draws["eta_norm"] = (converging_chains(num_draws=60, scale=8.0) + 3).astype(np.float32)
+    return to_datatree(fake_result(draws, np.arange(1, 61), num_burnin=30))
+
+
+def test_plot_trace_png(tmp_path, plot_tree):
+    assert_png(plot_trace(plot_tree, tmp_path / "trace.png"))
+    assert_png(plot_trace(plot_tree, tmp_path / "whole.png", ["eta_norm"], include_warmup=True))
+
+
+def test_plot_trace_falls_back_to_matplotlib(tmp_path, plot_tree, monkeypatch):
+    import arviz_plots
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated arviz-plots failure")
+
+    monkeypatch.setattr(arviz_plots, "plot_trace_dist", broken)
+    with pytest.warns(RuntimeWarning, match="plain matplotlib"):
+        path = plot_trace(plot_tree, tmp_path / "fallback.png")
+    assert_png(path)
+
+
+def test_plot_rank_png(tmp_path, plot_tree):
+    assert_png(plot_rank(plot_tree, tmp_path / "rank.png"))
+
+
+def test_plot_gelman_rubin_brooks_png(tmp_path, plot_tree):
+    path = plot_gelman_rubin_brooks(plot_tree, tmp_path / "grb.png",
+                                    var_names=("eta_norm", "log_likelihood", "absent"))
+    assert_png(path)
+    with pytest.raises(ValueError, match="none of"):
+        plot_gelman_rubin_brooks(plot_tree, tmp_path / "x.png", var_names=("absent",))
+
+
+# ------------------------------------------------------------------------------ real fit
+
+
+@pytest.mark.slow
+def test_real_tiny_fit_end_to_end(tmp_path):
+    from topiczoo.corpus import Corpus
+    from topiczoo.fit import fit
+    from topiczoo.models import gslda
+    from topiczoo.predict import predict
+
+    rng = np.random.default_rng(0)
+    words = ["apple", "banana", "cherry", "grape", "lemon", "mango", "olive", "peach",
+             "plum", "berry", "stone", "river", "cloud", "storm", "rain", "snow"]
+    texts = [" ".join(rng.choice(words[:8] if i % 2 else words[8:], 30)) for i in range(24)]
+    corpus = Corpus.from_texts(texts, np.arange(24) % 2, stop_words=None)
+    result = fit(gslda(3), corpus, num_chains=2, num_iterations=12, num_snapshots=2, chunk=6,
+                 progress=False)
+    prediction = predict(result, corpus, num_burnin=2, num_draws=2)
+    tree = to_datatree(result, prediction, corpus.labels)
+    np.testing.assert_array_equal(tree["warmup_posterior"]["draw"].values, np.arange(1, 7))
+    np.testing.assert_array_equal(tree["posterior"]["draw"].values, np.arange(7, 13))
+    np.testing.assert_array_equal(tree["predictions"]["snapshot"].values,
+                                  [s.iteration for s in result.snapshots])
+    assert tree["posterior"]["eta"].shape == (2, 6, 1, 3)
+    assert tree.attrs["model"] == "gslda" and tree.attrs["c"] == 1.0
+    table = summary_table(tree)
+    assert "eta_norm" in table.index and table.notna().any().all()
+    xr.testing.assert_identical(load_datatree(save_datatree(tree, tmp_path / "run")), tree)
