@@ -274,7 +274,8 @@ def measure_tomotopy(args, docs, labels, num_topics, iterations, seed):
     steps = mdl.global_step - step0
     if steps != iterations:
         raise RuntimeError(f"tomotopy train({iterations}) ran {steps} iterations")
-    return {"wall": t.wall / iterations, "cpu": t.cpu / iterations, "model": mdl}
+    return {"wall": t.wall / iterations, "cpu": t.cpu / iterations, "global_steps": steps,
+            "model": mdl}
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,6 +489,8 @@ def main(args):
         print()
         print_table(rows, ds.train.num_tokens)
         print(f"\ntomotopy corpus check: {corpus_check}")
+        print(f"tomotopy train(n) check: global_step advanced by exactly n={args.iterations} "
+              f"in every timed call")
         if corpus_check and not corpus_check["identical"]:
             print("WARNING: tomotopy's corpus differs from ours (see the counts above)")
         out["results"] = rows

@@ -140,7 +140,7 @@ def collapsed_log_likelihood(topics: TopicState, beta: float) -> jax.Array:
 
     No count exceeds the number of tokens N (a static shape), so when N + 1 < V K the second
     sum reads its terms from a table of lgamma(n + beta) - lgamma(beta), n = 0..N: N + 1 lgamma
-    evaluations instead of V K (at K = 50 on 20news-binary, 114k instead of 699k; 15x faster).
+    evaluations instead of V K (at K = 50 on 20news-binary 114k instead of 699k: 1.3 ms, not 6).
     The table holds the very float32 values the direct formula computes, so the sum is the same.
     """
     vocab_size, num_topics = topics.n_wk.shape[-2:]

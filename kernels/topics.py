@@ -9,8 +9,10 @@ its full conditional
                                 * prod_t exp(psi_td omega_td(k) - rho_td omega_td(k)^2 / 2)
 
 with all counts excluding token n and ``omega_td(k) = (eta_tk + sum_{m != n} eta_{t, z_m}) / N_d``
-(DESIGN.md, "The one idea that unifies every response"). The supervised factor is evaluated in
-its log form relative to the document's running score, so each topic costs O(T) extra work.
+(DESIGN.md, "The one idea that unifies every response"). The supervised factor is a Gaussian
+in the document's running score, so it factors into per-document exp tables updated when a token
+changes topic: a few multiplications per topic and token instead of an exp (``_collapsed_sweep``;
+documents whose exponents could leave the safe range of doubles are swept in log space).
 
 Counts are stored word-major, ``n_wk`` with shape [V, K] (the transpose of the papers' n_kw),
 because a token reads one row of it: one cache line instead of K.
@@ -55,9 +57,261 @@ def topic_proportions(n_dk: jax.Array) -> jax.Array:
     return n_dk.astype(jnp.float32) / jnp.maximum(n_d, 1).astype(jnp.float32)
 
 
+# Largest exponent the table form of the supervised factor may meet in a document (see
+# ``_collapsed_sweep``); beyond it the document is swept in log space. Every table entry, every
+# factor and every product of them then lies in [e^-300, e^300] ~ [5e-131, 2e130]: multiplied by
+# the count weights (n_dk + alpha)(n_wk + beta) / (n_k + V beta), which lie in about
+# [1e-20, 1e9] for any corpus this package can hold, and summed over K <= 1e6 topics, nothing
+# comes near overflow (1.8e308) or the subnormal range (< 2.2e-308, inexact and slow), so the
+# table form never loses a topic that log space would keep. Each exponent is rounded at most
+# 300 * 2^-53 ~ 3e-14 in absolute terms, which is also the rounding of the log-space form.
+_MAX_EXPONENT = 300.0
+# Most entries of the per-document exp table (rows of K, one per topic met in the document) and
+# of its reciprocal: 2^22 doubles = 32 MiB each, all K rows up to K = 2048. A document meeting
+# more topics than fit is finished in log space.
+_TABLE_ENTRIES = 1 << 22
+
+
 @numba.njit(cache=True, nogil=True)
-def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, seed):
-    """One in-place sweep over all tokens (see module docstring). eta [T,K], psi/rho [T,D]."""
+def _fill_exp_row(table, inv_table, row, j, centred, c):
+    """table[row, k] = exp(sum_t c_t e_tj e_tk) for every topic k, inv_table its reciprocal."""
+    for k in range(table.shape[1]):
+        acc = 0.0
+        for t in range(centred.shape[0]):
+            acc += c[t] * centred[t, j] * centred[t, k]
+        table[row, k] = np.exp(acc)
+    for k in range(table.shape[1]):
+        inv_table[row, k] = 1.0 / table[row, k]
+
+
+@numba.njit(cache=True, nogil=True)
+def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, seed,
+                     max_exponent=_MAX_EXPONENT):
+    """One in-place sweep over all tokens (see module docstring). eta [T,K], psi/rho [T,D].
+
+    Returns the number of tokens whose supervised factor was evaluated in log space (0 if T = 0).
+
+    The supervised factor is built from per-document exp tables, not K exps per token. Let
+    c_t = rho_td / N_d^2, m_t the midpoint of eta_t's range and e_tk = eta_tk - m_t (a shift
+    common to all topics, so the conditional does not change), and S'_t = sum_n e_{t, z_n} the
+    document's full centred score. For a token now in topic j, the log factor of topic k is, up
+    to a constant in k,
+
+        x_k + y_jk,  x_k = sum_t e_tk (a_t - c_t e_tk / 2),  a_t = (psi_td - rho_td m_t) / N_d
+                                                                    - c_t S'_t,
+                     y_jk = sum_t c_t e_tj e_tk
+
+    (removing the token from the score gives the y term). So factor_k = AB_k E[j, k] with
+    AB_k = exp(x_k), K exps per document, and E[j, k] = exp(y_jk), one row of K exps the first
+    time topic j occurs in the document. When a token moves j -> l, S'_t grows by e_tl - e_tj,
+    so AB_k is multiplied by E[j, k] / E[l, k]. With h_t = max_k |e_tk|, every |x_k| stays below
+    X = sum_t h_t |a_t| + c_t h_t^2 / 2 and every |y_jk| below Y = sum_t c_t h_t^2; while
+    X + 2 Y <= ``max_exponent`` (checked at the start of a document and after each move, as
+    a_t changes) all these exps and their products are safe (``_MAX_EXPONENT``). Otherwise, or
+    when the document meets more topics than the table holds (``_TABLE_ENTRIES``), the rest of
+    the document is swept with the per-token log-space form of
+    :func:`_collapsed_sweep_reference`. Both forms compute the same conditional and use the
+    same uniform per token, so the draws agree up to floating rounding.
+    """
+    np.random.seed(seed)
+    num_docs = doc_offsets.shape[0] - 1
+    num_topics = n_k.shape[0]
+    num_tasks = eta.shape[0]
+    v_beta = n_wk.shape[0] * beta
+    inv_nk = np.empty(num_topics)
+    for k in range(num_topics):
+        inv_nk[k] = 1.0 / (n_k[k] + v_beta)
+    cum = np.empty(num_topics)
+
+    if num_tasks == 0:  # plain LDA
+        for d in range(num_docs):
+            for i in range(doc_offsets[d], doc_offsets[d + 1]):
+                w = words[i]
+                k_old = z[i]
+                n_dk[d, k_old] -= 1
+                n_wk[w, k_old] -= 1
+                n_k[k_old] -= 1
+                inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+                total = 0.0
+                for k in range(num_topics):
+                    total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
+                    cum[k] = total
+                u = np.random.random() * total
+                k_new = 0
+                while k_new < num_topics - 1 and cum[k_new] <= u:
+                    k_new += 1
+                z[i] = k_new
+                n_dk[d, k_new] += 1
+                n_wk[w, k_new] += 1
+                n_k[k_new] += 1
+                inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+        return 0
+
+    # centred weights e_tk = eta_tk - m_t and their largest magnitude h_t
+    mid = np.empty(num_tasks)
+    half = np.zeros(num_tasks)
+    centred = np.empty((num_tasks, num_topics))
+    for t in range(num_tasks):
+        lo = eta[t, 0]
+        hi = eta[t, 0]
+        for k in range(num_topics):
+            lo = min(lo, eta[t, k])
+            hi = max(hi, eta[t, k])
+        mid[t] = 0.5 * (lo + hi)
+        for k in range(num_topics):
+            centred[t, k] = eta[t, k] - mid[t]
+            half[t] = max(half[t], abs(centred[t, k]))
+    # table form: a document meets at most min(K, 2 N_d) topics (its own and one per move)
+    max_len = 0
+    for d in range(num_docs):
+        max_len = max(max_len, doc_offsets[d + 1] - doc_offsets[d])
+    capacity = min(num_topics, 2 * max_len, max(2, _TABLE_ENTRIES // num_topics))
+    table = np.empty((capacity, num_topics))  # row slot[j]: E[j, k]
+    inv_table = np.empty((capacity, num_topics))  # 1 / E[j, k]
+    slot = np.full(num_topics, -1, np.int64)  # row of topic j in this document, -1 if none yet
+    slot_topic = np.empty(capacity, np.int64)
+    used = 0
+    ab = np.empty(num_topics)  # AB_k = exp(x_k)
+    dab = np.empty(num_topics)  # (n_dk + alpha) / (n_k + V beta) * AB_k
+    c = np.empty(num_tasks)
+    lin0 = np.empty(num_tasks)
+    a = np.empty(num_tasks)
+    centred_score = np.empty(num_tasks)
+    # log-space form
+    score = np.zeros(num_tasks)
+    lin = np.zeros(num_tasks)
+    quad = np.zeros(num_tasks)
+    log_factor = np.zeros(num_topics)
+    num_log_space = 0
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        if end == start:
+            continue
+        inv_n = 1.0 / (end - start)
+        y_bound = 0.0
+        x_bound = 0.0
+        for t in range(num_tasks):
+            s = 0.0
+            s_centred = 0.0
+            for i in range(start, end):
+                s += eta[t, z[i]]
+                s_centred += centred[t, z[i]]
+            score[t] = s
+            quad[t] = 0.5 * rho[t, d] * inv_n * inv_n
+            centred_score[t] = s_centred
+            c[t] = rho[t, d] * inv_n * inv_n
+            lin0[t] = (psi[t, d] - rho[t, d] * mid[t]) * inv_n
+            a[t] = lin0[t] - c[t] * s_centred
+            h2 = half[t] * half[t]
+            y_bound += abs(c[t]) * h2
+            x_bound += half[t] * abs(a[t]) + 0.5 * abs(c[t]) * h2
+        fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
+        if fast:
+            for r in range(used):
+                slot[slot_topic[r]] = -1
+            used = 0
+            for k in range(num_topics):
+                acc = 0.0
+                for t in range(num_tasks):
+                    e = centred[t, k]
+                    acc += e * (a[t] - 0.5 * c[t] * e)
+                ab[k] = np.exp(acc)
+                dab[k] = (n_dk[d, k] + alpha) * inv_nk[k] * ab[k]
+        for i in range(start, end):
+            w = words[i]
+            k_old = z[i]
+            n_dk[d, k_old] -= 1
+            n_wk[w, k_old] -= 1
+            n_k[k_old] -= 1
+            inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+            if fast and slot[k_old] < 0:
+                if used < capacity:
+                    _fill_exp_row(table, inv_table, used, k_old, centred, c)
+                    slot[k_old] = used
+                    slot_topic[used] = k_old
+                    used += 1
+                else:
+                    fast = False
+            if fast:
+                row_old = slot[k_old]
+                dab[k_old] = (n_dk[d, k_old] + alpha) * inv_nk[k_old] * ab[k_old]
+                total = 0.0
+                for k in range(num_topics):
+                    total += dab[k] * (n_wk[w, k] + beta) * table[row_old, k]
+                    cum[k] = total
+            else:
+                # log-space form, exactly as _collapsed_sweep_reference
+                num_log_space += 1
+                for t in range(num_tasks):
+                    score[t] -= eta[t, k_old]
+                    lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+                top = -np.inf
+                for k in range(num_topics):
+                    acc = 0.0
+                    for t in range(num_tasks):
+                        e = eta[t, k]
+                        acc += e * (lin[t] - quad[t] * e)
+                    log_factor[k] = acc
+                    if acc > top:
+                        top = acc
+                total = 0.0
+                for k in range(num_topics):
+                    total += (
+                        (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
+                        * np.exp(log_factor[k] - top)
+                    )
+                    cum[k] = total
+            u = np.random.random() * total
+            k_new = 0
+            while k_new < num_topics - 1 and cum[k_new] <= u:
+                k_new += 1
+            z[i] = k_new
+            n_dk[d, k_new] += 1
+            n_wk[w, k_new] += 1
+            n_k[k_new] += 1
+            inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+            if not fast:
+                for t in range(num_tasks):
+                    score[t] += eta[t, k_new]
+                continue
+            if k_new != k_old:
+                for t in range(num_tasks):
+                    score[t] += eta[t, k_new] - eta[t, k_old]
+                if slot[k_new] < 0:
+                    if used < capacity:
+                        _fill_exp_row(table, inv_table, used, k_new, centred, c)
+                        slot[k_new] = used
+                        slot_topic[used] = k_new
+                        used += 1
+                    else:
+                        fast = False
+                        continue
+                row_old = slot[k_old]
+                row_new = slot[k_new]
+                for k in range(num_topics):
+                    r = table[row_old, k] * inv_table[row_new, k]
+                    ab[k] *= r
+                    dab[k] *= r
+                dab[k_old] = (n_dk[d, k_old] + alpha) * inv_nk[k_old] * ab[k_old]
+                x_bound = 0.0
+                for t in range(num_tasks):
+                    centred_score[t] += centred[t, k_new] - centred[t, k_old]
+                    a[t] = lin0[t] - c[t] * centred_score[t]
+                    x_bound += half[t] * abs(a[t]) + 0.5 * abs(c[t]) * half[t] * half[t]
+                fast = x_bound + 2.0 * y_bound <= max_exponent
+            dab[k_new] = (n_dk[d, k_new] + alpha) * inv_nk[k_new] * ab[k_new]
+    return num_log_space
+
+
+@numba.njit(cache=True, nogil=True)
+def _collapsed_sweep_reference(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta,
+                               seed):
+    """The per-token log-space form of :func:`_collapsed_sweep` (K exps per token).
+
+    The original sweep, kept as the reference of ``tests/test_topics.py``: same arguments and
+    the same uniform per token, so it must draw the same topics up to floating rounding.
+    """
     np.random.seed(seed)
     num_docs = doc_offsets.shape[0] - 1
     num_topics = n_k.shape[0]
@@ -135,36 +389,34 @@ def _seed_from_key(key) -> jax.Array:
     return jax.random.bits(key, (), jnp.uint32)
 
 
-def _batched(fn_single, n_batched_args):
-    """Host wrapper looping ``fn_single`` over a leading chain axis when vmapped.
+def _host_collapsed_sweep(alpha, beta):
+    """The host side of :func:`collapsed_topics_step`'s callback.
 
-    Under ``vmap_method="expand_dims"`` every argument gains a leading axis (size 1 when not
-    batched); outside vmap there is none. ``n_batched_args`` tells the rank of the first arg
-    when unbatched.
+    The callback receives read-only views of jax's buffers and must return new arrays, so z and
+    the counts are copied once, into the output arrays, and swept in place there; words and
+    offsets are read through the views and only the small eta, psi, rho are converted (to
+    float64). Under ``vmap_method="expand_dims"`` every argument has a leading chain axis (of
+    size 1 where not batched): the outputs are allocated for all chains at once and each chain
+    is swept in its own row.
     """
 
-    def host(*args):
-        args = [np.asarray(a) for a in args]  # callbacks receive jax Arrays: index numpy views
-        if args[0].ndim == n_batched_args:
-            return fn_single(*args)
-        num = max(a.shape[0] for a in args)
-        outs = [fn_single(*(a[min(c, a.shape[0] - 1)] for a in args)) for c in range(num)]
-        return tuple(np.stack(parts) for parts in zip(*outs))
+    def host(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, seed):
+        state = [np.asarray(a) for a in (z, n_dk, n_wk, n_k)]
+        words, doc_offsets, seed = np.asarray(words), np.asarray(doc_offsets), np.asarray(seed)
+        eta, psi, rho = (np.asarray(a, np.float64) for a in (eta, psi, rho))
+        if state[0].ndim == 1:
+            out = [np.array(a, dtype=np.int32) for a in state]
+            _collapsed_sweep(*out, words, doc_offsets, eta, psi, rho, alpha, beta, int(seed))
+            return tuple(out)
+        inputs = (words, doc_offsets, eta, psi, rho, seed)
+        num = max(a.shape[0] for a in (*state, *inputs))
+        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32) for a in state]
+        for chain in range(num):
+            w, o, e, p, r, s = (a[min(chain, a.shape[0] - 1)] for a in inputs)
+            _collapsed_sweep(*(a[chain] for a in out), w, o, e, p, r, alpha, beta, int(s))
+        return tuple(out)
 
     return host
-
-
-def _host_collapsed_sweep(alpha, beta):
-    def single(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, seed):
-        z, n_dk, n_wk, n_k = (np.array(a, dtype=np.int32) for a in (z, n_dk, n_wk, n_k))
-        _collapsed_sweep(
-            z, n_dk, n_wk, n_k, np.asarray(words), np.asarray(doc_offsets),
-            np.asarray(eta, np.float64), np.asarray(psi, np.float64), np.asarray(rho, np.float64),
-            alpha, beta, int(seed),
-        )
-        return z, n_dk, n_wk, n_k
-
-    return _batched(single, 1)
 
 
 def collapsed_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho,

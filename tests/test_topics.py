@@ -1,0 +1,233 @@
+"""The table-form collapsed sweep and the lookup-table log-likelihood against direct forms.
+
+``_collapsed_sweep`` evaluates the supervised factor from per-document exp tables and falls back
+to log space for documents whose exponents could leave the safe range; it must draw exactly
+the topics of the per-token log-space ``_collapsed_sweep_reference`` (same seed, same uniform
+per token; the two differ only by floating rounding, far too little to change a draw here).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.scipy.special import gammaln
+from scipy.special import gammaln as gammaln64
+
+from topiczoo.kernels import topics as tk
+from topiczoo.kernels.gibbs import collapsed_log_likelihood
+from topiczoo.kernels.topics import TopicState, collapsed_topics_step
+
+ALPHA = 0.5
+BETA = 0.1
+VOCAB = 12
+
+
+def _corpus(rng, lengths):
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    words = rng.integers(0, VOCAB, offsets[-1]).astype(np.int32)
+    return words, offsets
+
+
+def _counts(z, words, offsets, num_topics):
+    doc_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    n_dk = np.zeros((len(offsets) - 1, num_topics), np.int32)
+    n_wk = np.zeros((VOCAB, num_topics), np.int32)
+    np.add.at(n_dk, (doc_ids, z), 1)
+    np.add.at(n_wk, (words, z), 1)
+    return [n_dk, n_wk, np.bincount(z, minlength=num_topics).astype(np.int32)]
+
+
+def _state(rng, words, offsets, num_topics):
+    z = rng.integers(0, num_topics, words.shape[0]).astype(np.int32)
+    return [z, *_counts(z, words, offsets, num_topics)]
+
+
+def _responses(rng, num_tasks, num_topics, num_docs, hot_doc=None):
+    """eta, psi, rho like a logistic response's; ``hot_doc`` gets exponents beyond the bound."""
+    eta = rng.normal(0.0, 1.5, (num_tasks, num_topics))
+    psi = rng.normal(0.0, 1.0, (num_tasks, num_docs))
+    rho = rng.uniform(0.05, 2.0, (num_tasks, num_docs))
+    if hot_doc is not None:
+        eta[:, 0] = 40.0  # with rho: c_t h_t^2 alone is about 1e3 in the hot document
+        rho[:, hot_doc] = 500.0
+        psi[:, hot_doc] = 300.0
+    return eta, psi, rho
+
+
+def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, **kw):
+    """Run one sweep per seed from a copy of ``state``; the states after each and the returns."""
+    state = [a.copy() for a in state]
+    history, returns = [], []
+    for seed in seeds:
+        returns.append(sweep(*state, words, offsets, eta, psi, rho, ALPHA, BETA, seed, **kw))
+        history.append([a.copy() for a in state])
+    return history, returns
+
+
+def _assert_same(history_a, history_b):
+    for sweep, (a, b) in enumerate(zip(history_a, history_b)):
+        for name, x, y in zip(("z", "n_dk", "n_wk", "n_k"), a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"{name} after sweep {sweep + 1}")
+
+
+def _check_counts(state, words, offsets):
+    z, *counts = state
+    for name, x, y in zip(("n_dk", "n_wk", "n_k"), counts,
+                          _counts(z, words, offsets, counts[0].shape[1])):
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+SEEDS = [3, 11, 12345, 7, 2**31 + 5]
+LENGTHS = [9, 1, 14, 0, 6, 25, 4, 11]  # includes an empty and a one-token document
+HOT_DOC = 2
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+@pytest.mark.parametrize("num_tasks", [1, 3])
+@pytest.mark.parametrize("hot", [False, True], ids=["all-tables", "with-log-space-doc"])
+def test_table_sweep_draws_the_reference_topics(num_topics, num_tasks, hot):
+    rng = np.random.default_rng(100 * num_topics + 10 * num_tasks + hot)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, num_tasks, num_topics, len(LENGTHS),
+                               HOT_DOC if hot else None)
+    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta, psi, rho, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS)
+    _assert_same(ref, new)
+    _check_counts(new[-1], words, offsets)
+    if hot:  # the hot document (and only a part of the corpus) went to log space every sweep
+        assert all(LENGTHS[HOT_DOC] <= n < sum(LENGTHS) for n in log_space), log_space
+    else:
+        assert log_space == [0] * len(SEEDS)
+    # the table form really ran: the moves changed many topics
+    assert np.mean(new[-1][0] != state[0]) > 0.3
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+def test_forced_log_space_and_forced_tables(num_topics):
+    rng = np.random.default_rng(num_topics)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
+    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta, psi, rho, SEEDS)
+    forced, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
+                                max_exponent=-1.0)
+    _assert_same(ref, forced)
+    assert log_space == [sum(LENGTHS)] * len(SEEDS)
+    tables, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho,
+                                SEEDS, max_exponent=np.inf)
+    _assert_same(ref, tables)
+    assert log_space == [0] * len(SEEDS)
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+def test_plain_lda_sweep(num_topics):
+    rng = np.random.default_rng(7 + num_topics)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    empty = np.zeros((0, num_topics)), np.zeros((0, len(LENGTHS))), np.zeros((0, len(LENGTHS)))
+    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, *empty, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS)
+    _assert_same(ref, new)
+    assert log_space == [0] * len(SEEDS)
+
+
+def test_full_table_falls_back_to_log_space(monkeypatch):
+    """A document meeting more topics than the table holds finishes in log space.
+
+    Run as plain Python (``py_func``, numpy's generator for both sweeps) with a table of two
+    rows, so that every document meeting a third topic switches mid-way.
+    """
+    num_topics = 6
+    monkeypatch.setattr(tk, "_TABLE_ENTRIES", 2 * num_topics)
+    rng = np.random.default_rng(5)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
+    seeds = SEEDS[:3]
+    ref, _ = _sweeps(tk._collapsed_sweep_reference.py_func, state, words, offsets, eta, psi, rho,
+                     seeds)
+    new, log_space = _sweeps(tk._collapsed_sweep.py_func, state, words, offsets, eta, psi, rho,
+                             seeds)
+    _assert_same(ref, new)
+    assert all(0 < n < sum(LENGTHS) for n in log_space), log_space
+
+
+def test_callback_chains_match_single_sweeps():
+    """Under vmap each chain is swept like an unbatched call, and the inputs are left intact."""
+    num_topics = 4
+    rng = np.random.default_rng(9)
+    words, offsets = _corpus(rng, LENGTHS)
+    eta, psi, rho = (jnp.asarray(a, jnp.float32)
+                     for a in _responses(rng, 1, num_topics, len(LENGTHS)))
+    states = [_state(rng, words, offsets, num_topics) for _ in range(2)]
+    batched = TopicState(*(jnp.asarray(np.stack(parts)) for parts in zip(*states)))
+    before = [np.array(a) for a in batched]
+    keys = jax.random.split(jax.random.PRNGKey(0), 2)
+
+    def step(key, topics, eta):
+        return collapsed_topics_step(key, topics, jnp.asarray(words), jnp.asarray(offsets), eta,
+                                     psi, rho, ALPHA, BETA)
+
+    out = jax.jit(jax.vmap(step, in_axes=(0, 0, None)))(keys, batched, eta)
+    for chain in range(2):
+        single = jax.jit(step)(keys[chain], TopicState(*(a[chain] for a in batched)), eta)
+        for x, y in zip(out, single):
+            np.testing.assert_array_equal(np.asarray(x[chain]), np.asarray(y))
+        _check_counts([np.asarray(a[chain]) for a in out], words, offsets)
+    for x, y in zip(batched, before):
+        np.testing.assert_array_equal(np.asarray(x), y)
+    # an unbatched state with batched keys: each chain starts from the same state
+    shared = TopicState(*(a[0] for a in batched))
+    out = jax.jit(jax.vmap(step, in_axes=(0, None, None)))(keys, shared, eta)
+    single = jax.jit(step)(keys[1], shared, eta)
+    np.testing.assert_array_equal(np.asarray(out.z[1]), np.asarray(single.z))
+
+
+# ---------------------------------------------------------------------------------------------
+# collapsed_log_likelihood
+
+
+def _direct_log_likelihood(topics, beta):
+    """The formula as written, over all V x K counts (float32, as the monitor)."""
+    vocab_size = topics.n_wk.shape[0]
+    n_wk = topics.n_wk.astype(jnp.float32)
+    n_k = topics.n_k.astype(jnp.float32)
+    per_topic = gammaln(vocab_size * beta) - gammaln(n_k + vocab_size * beta)
+    return per_topic.sum() + (gammaln(n_wk + beta) - gammaln(beta)).sum()
+
+
+def _float64_log_likelihood(n_wk, beta):
+    vocab_size = n_wk.shape[0]
+    n_k = n_wk.sum(0)
+    return float((gammaln64(vocab_size * beta) - gammaln64(n_k + vocab_size * beta)).sum()
+                 + (gammaln64(n_wk + beta) - gammaln64(beta)).sum())
+
+
+@pytest.mark.parametrize(
+    "vocab_size, num_topics, num_tokens",
+    [(300, 20, 2000), (2000, 50, 30_000), (40, 3, 5000), (5, 2, 9)],
+    ids=["table", "table-large", "direct", "direct-tiny"],  # N + 1 < V K uses the table
+)
+@pytest.mark.parametrize("beta", [0.01, 0.5])
+def test_collapsed_log_likelihood_equals_direct_formula(vocab_size, num_topics, num_tokens, beta):
+    rng = np.random.default_rng(num_tokens)
+    # Zipf-like words so that some counts are large, most are 0 or small
+    words = np.minimum(rng.zipf(1.3, num_tokens) - 1, vocab_size - 1).astype(np.int32)
+    z = rng.integers(0, num_topics, num_tokens).astype(np.int32)
+    n_wk = np.zeros((vocab_size, num_topics), np.int32)
+    np.add.at(n_wk, (words, z), 1)
+    topics = TopicState(jnp.asarray(z), jnp.zeros((1, num_topics), jnp.int32),
+                        jnp.asarray(n_wk), jnp.asarray(n_wk.sum(0)))
+    new = float(jax.jit(collapsed_log_likelihood, static_argnums=1)(topics, beta))
+    direct = float(jax.jit(_direct_log_likelihood, static_argnums=1)(topics, beta))
+    exact = _float64_log_likelihood(n_wk.astype(np.float64), beta)
+    assert new == pytest.approx(direct, rel=1e-5)
+    assert new == pytest.approx(exact, rel=1e-5)
+    # also unjitted and under vmap (the kernel's vectorized chains)
+    assert float(collapsed_log_likelihood(topics, beta)) == pytest.approx(direct, rel=1e-5)
+    batched = TopicState(*(jnp.stack([a, a]) for a in topics))
+    both = jax.vmap(lambda t: collapsed_log_likelihood(t, beta))(batched)
+    np.testing.assert_allclose(np.asarray(both), [direct, direct], rtol=1e-5)
