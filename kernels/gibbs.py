@@ -82,7 +82,9 @@ def corpus_data(corpus, response=None) -> CorpusData:
     else:
         if corpus.labels is None:
             raise ValueError("a supervised model needs a corpus with labels")
-        y = response.encode(corpus.labels)
+        labels = np.asarray(corpus.labels)
+        # multi-label corpora store [D, L]; responses take tasks first, [T, D]
+        y = response.encode(labels.T if labels.ndim == 2 else labels)
     return CorpusData(
         jnp.asarray(corpus.words, jnp.int32),
         jnp.asarray(corpus.doc_ids, jnp.int32),
@@ -162,20 +164,22 @@ def monitors(model, state: GibbsState, data: CorpusData) -> dict:
     log_likelihood: log p(W | Z), nats.  For supervised models also
     eta [T, K]; eta_norm: ||eta||_F; omega_mean_abs: mean |omega_td|;
     train_loss: mean over documents and tasks of minus the log pseudo-likelihood (nats);
-    train_accuracy: fraction of (task, document) pairs decided right;
-    augmentation_mean [T]: mean augmentation variable per task.
+    augmentation_mean [T]: mean augmentation variable per task (s2 for the Gaussian);
+    and the response's own (``response.monitors``): train_accuracy for classifiers,
+    residual_norm and train_mse for regression.
     """
     params = {"log_likelihood": collapsed_log_likelihood(state.topics, model.beta)}
     response = model.response
     if response is not None:
         omega = state.eta @ topic_proportions(state.topics.n_dk).T
+        num_tasks = state.eta.shape[0]
         params.update(
             eta=state.eta,
             eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
             omega_mean_abs=jnp.mean(jnp.abs(omega)),
             train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
-            train_accuracy=jnp.mean(response.correct(data.y, omega).astype(jnp.float32)),
-            augmentation_mean=jnp.mean(state.augmentation, axis=-1),
+            augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
+            **response.monitors(data.y, omega),
         )
     return params
 

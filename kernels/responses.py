@@ -28,6 +28,19 @@ Hinge (Gibbs MedLDA), y in {-1, +1} (coded from labels {0, 1}), zeta = ell - y o
     expanding in omega (y^2 = 1):  psi = c y + c^2 ell y / lambda,  rho = c^2 / lambda,
     and  gamma = 1/lambda | omega ~ IG(mean 1 / (c |zeta|), shape 1).
     The state keeps gamma = 1/lambda, so no division appears.
+
+epsilon-insensitive (MedLDA regression), real y:  exp(-2c max(0, |y - omega| - eps))
+    = exp(-2c max(0, zeta1)) exp(-2c max(0, zeta2)),  zeta1 = y - omega - eps, zeta2 = omega - y - eps
+    (at most one is positive), each augmented as the hinge: with gamma1 = 1/lambda, gamma2 = 1/mu,
+    the linear terms +-c cancel and  psi = c^2 ((y - eps) gamma1 + (y + eps) gamma2),
+    rho = c^2 (gamma1 + gamma2);  gamma_i | omega ~ IG(1 / (c |zeta_i|), 1).
+
+Gaussian (sLDA), real y ~ N(omega, s2):  psi = y / s2,  rho = 1 / s2. The noise variance plays
+    the augmentation's part: fixed, or drawn from its inverse-gamma conditional
+    s2 | omega ~ IG(a0 + D/2, b0 + sum_d (y_d - omega_d)^2 / 2) (per task).
+
+Several tasks (multi-task, one-vs-all labels of a multi-class problem) are T rows of y sharing
+Z: every formula above is elementwise in (t, d), and the factors multiply over tasks.
 """
 
 from __future__ import annotations
@@ -73,8 +86,26 @@ def _binary_labels(y) -> np.ndarray:
     return y.astype(np.float32)
 
 
+class _BinaryClassifier:
+    """Decisions and monitors shared by the binary classification responses."""
+
+    kind = "binary"
+
+    def decide(self, omega):
+        """Predicted labels {0, 1} from scores omega [T, D]."""
+        return (omega > 0).astype(jnp.int32)
+
+    def correct(self, y, omega):
+        """Whether the decision from omega matches the coded label y (bool [T, D])."""
+        return self.decide(omega) == (y > 0)
+
+    def monitors(self, y, omega) -> dict:
+        """Response-specific per-draw monitors: training accuracy over (task, document)."""
+        return {"train_accuracy": jnp.mean(self.correct(y, omega).astype(jnp.float32))}
+
+
 @dataclass(frozen=True)
-class Logistic:
+class Logistic(_BinaryClassifier):
     """Logistic response with regularisation constant ``c`` (gSLDA); labels y in {0, 1}.
 
     Augmentation: lambda ~ PG(c, omega) (Polya-Gamma, exact sampler for the c in use).
@@ -118,21 +149,25 @@ class Logistic:
         numpyro.factor("y_pseudo_likelihood", self.log_pseudo_likelihood(y, omega).sum())
         return y
 
-    def decide(self, omega):
-        """Predicted labels {0, 1} from scores omega."""
-        return (omega > 0).astype(jnp.int32)
-
-    def correct(self, y, omega):
-        """Whether the decision from omega matches the coded label y (bool, y's shape)."""
-        return self.decide(omega) == y
-
     def probability(self, omega):
         """p(y = 1 | omega) = sigmoid(omega)."""
         return jax.nn.sigmoid(omega)
 
 
+def _draw_inverse_margin(key, c, zeta):
+    """gamma = 1/lambda ~ IG(1 / (c |zeta|), 1): the hinge augmentation of exp(-2c max(0, zeta))."""
+    return inverse_gaussian(key, 1.0 / (c * jnp.maximum(jnp.abs(zeta), _MIN_MARGIN)), 1.0)
+
+
+def _declare_factor(log_pseudo_likelihood, omega, y, what):
+    if y is None:
+        raise ValueError(f"the {what} response is a pseudo-likelihood: y must be given")
+    numpyro.factor("y_pseudo_likelihood", log_pseudo_likelihood(y, omega).sum())
+    return y
+
+
 @dataclass(frozen=True)
-class Hinge:
+class Hinge(_BinaryClassifier):
     """Hinge loss of Gibbs MedLDA with cost ``c`` and margin ``ell``; labels y in {0, 1}
     (coded as -1 / +1). Pseudo-likelihood exp(-2 c max(0, ell - y omega)).
 
@@ -154,9 +189,7 @@ class Hinge:
         return jnp.ones_like(y)  # lambda = 1
 
     def draw_augmentation(self, key, y, omega, augmentation):
-        zeta = self.ell - y * omega
-        mean = 1.0 / (self.c * jnp.maximum(jnp.abs(zeta), _MIN_MARGIN))
-        return inverse_gaussian(key, mean, 1.0)
+        return _draw_inverse_margin(key, self.c, self.ell - y * omega)
 
     def gaussian_form(self, y, augmentation):
         c = self.c
@@ -166,18 +199,182 @@ class Hinge:
         return -2.0 * self.c * jnp.maximum(0.0, self.ell - y * omega)
 
     def declare(self, omega, y):
-        if y is None:
-            raise ValueError("the hinge response is a pseudo-likelihood: y must be given")
-        numpyro.factor("y_pseudo_likelihood", self.log_pseudo_likelihood(y, omega).sum())
-        return y
+        return _declare_factor(self.log_pseudo_likelihood, omega, y, "hinge")
+
+
+def _real_labels(y) -> np.ndarray:
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"regression responses must be numeric, got dtype {y.dtype}")
+    y = y.astype(np.float64)
+    if y.ndim == 1:
+        y = y[None, :]
+    if not np.all(np.isfinite(y)):
+        bad = np.argwhere(~np.isfinite(y))[0]
+        raise ValueError(f"non-finite rating {y[tuple(bad)].item()!r} at document {bad[-1]}")
+    return y.astype(np.float32)
+
+
+class _Regressor:
+    """Decisions and monitors shared by the regression responses."""
+
+    kind = "regression"
+
+    def encode(self, y) -> np.ndarray:
+        """Validate real responses [D] or [T, D]; returns float32 [T, D]."""
+        return _real_labels(y)
 
     def decide(self, omega):
-        """Predicted labels {0, 1} from scores omega."""
-        return (omega > 0).astype(jnp.int32)
+        """The prediction of y is the score itself."""
+        return omega
+
+    def monitors(self, y, omega) -> dict:
+        """residual_norm: ||y - omega||_2 over all tasks and documents; train_mse."""
+        residual = y - omega
+        return {"residual_norm": jnp.sqrt(jnp.sum(residual**2)),
+                "train_mse": jnp.mean(residual**2)}
+
+
+@dataclass(frozen=True)
+class EpsilonInsensitive(_Regressor):
+    """Gibbs MedLDA regression: pseudo-likelihood exp(-2 c max(0, |y - omega| - eps)).
+
+    Augmentation state [T, D, 2]: (1/lambda, 1/mu), each inverse Gaussian (JMLR section 5.1).
+    """
+
+    c: float = 1.0
+    eps: float = 1e-3
+    name = "epsilon_insensitive"
+
+    def __post_init__(self):
+        object.__setattr__(self, "c", _check_positive("c", self.c))
+        eps = float(self.eps)
+        if not (math.isfinite(eps) and eps >= 0):
+            raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
+        object.__setattr__(self, "eps", eps)
+
+    def init_augmentation(self, y):
+        return jnp.ones(y.shape + (2,), y.dtype)
+
+    def draw_augmentation(self, key, y, omega, augmentation):
+        k1, k2 = jax.random.split(key)
+        return jnp.stack([_draw_inverse_margin(k1, self.c, y - omega - self.eps),
+                          _draw_inverse_margin(k2, self.c, omega - y - self.eps)], axis=-1)
+
+    def gaussian_form(self, y, augmentation):
+        c2 = self.c * self.c
+        g1, g2 = augmentation[..., 0], augmentation[..., 1]
+        return c2 * ((y - self.eps) * g1 + (y + self.eps) * g2), c2 * (g1 + g2)
+
+    def log_pseudo_likelihood(self, y, omega):
+        return -2.0 * self.c * jnp.maximum(0.0, jnp.abs(y - omega) - self.eps)
+
+    def declare(self, omega, y):
+        return _declare_factor(self.log_pseudo_likelihood, omega, y, "epsilon-insensitive")
+
+
+@dataclass(frozen=True)
+class Gaussian(_Regressor):
+    """Gaussian response of sLDA: y ~ N(omega, s2).
+
+    ``learn_s2=False``: s2 fixed at ``s2``. ``learn_s2=True``: s2 ~ InverseGamma(a0, b0) a
+    priori and drawn from its conditional every sweep (per task); ``s2`` is its start value.
+    The state keeps s2 broadcast over documents ([T, D]) as the augmentation.
+    """
+
+    s2: float = 1.0
+    learn_s2: bool = False
+    a0: float = 1.0
+    b0: float = 0.01
+    name = "gaussian"
+
+    def __post_init__(self):
+        for name in ("s2", "a0", "b0"):
+            object.__setattr__(self, name, _check_positive(name, getattr(self, name)))
+        object.__setattr__(self, "learn_s2", bool(self.learn_s2))
+
+    def init_augmentation(self, y):
+        return jnp.full_like(y, self.s2)
+
+    def draw_augmentation(self, key, y, omega, augmentation):
+        if not self.learn_s2:
+            return augmentation
+        num_docs = y.shape[-1]
+        shape = self.a0 + 0.5 * num_docs
+        rate = self.b0 + 0.5 * jnp.sum((y - omega) ** 2, axis=-1)  # [T]
+        s2 = rate / jax.random.gamma(key, shape, rate.shape, rate.dtype)
+        return jnp.broadcast_to(s2[..., None], y.shape)
+
+    def gaussian_form(self, y, augmentation):
+        return y / augmentation, 1.0 / augmentation
+
+    def log_pseudo_likelihood(self, y, omega, s2=None):
+        """log N(y; omega, s2) per (task, document) at the fixed or start s2."""
+        s2 = self.s2 if s2 is None else s2
+        return -0.5 * ((y - omega) ** 2 / s2 + jnp.log(2 * jnp.pi * s2))
+
+    def declare(self, omega, y):
+        """numpyro statements: s2 (when learned) and the Gaussian likelihood of y."""
+        s2 = self.s2
+        if self.learn_s2:
+            with numpyro.plate("noise_tasks", omega.shape[0], dim=-2):
+                s2 = numpyro.sample("s2", dist.InverseGamma(self.a0, self.b0))
+        return numpyro.sample("y", dist.Normal(omega, jnp.sqrt(s2)), obs=y)
+
+
+@dataclass(frozen=True)
+class MultiClass:
+    """A multi-class problem as L tasks of a binary response (JMLR section 5.2, one-vs-all
+    labels): task t's label is 1 if the document's class is t, else 0; the prediction is the
+    class of the largest score, argmax_t omega_td.
+
+    Everything but labels and decisions is the binary ``base`` response's, task by task.
+    """
+
+    base: object
+    num_classes: int
+    kind = "multiclass"
+
+    def __post_init__(self):
+        if int(self.num_classes) != self.num_classes or self.num_classes < 2:
+            raise ValueError(f"num_classes must be an integer >= 2, got {self.num_classes!r}")
+
+    @property
+    def name(self):
+        return f"multiclass_{self.base.name}"
+
+    def __getattr__(self, attr):  # c, ell, augmentation, Gaussian form, declaration: the base's
+        if attr.startswith("__") or attr == "base":
+            raise AttributeError(attr)
+        return getattr(self.base, attr)
+
+    def encode(self, y) -> np.ndarray:
+        """Class ids [D] in 0..L-1 -> one-vs-all labels coded by the base response [L, D]."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"multi-class labels must be class ids of shape [D], got {y.shape}")
+        if y.dtype.kind not in "iu":
+            if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+                y = y.astype(np.int64)
+            else:
+                raise TypeError(f"class labels must be integers 0..{self.num_classes - 1}")
+        bad = (y < 0) | (y >= self.num_classes)
+        if bad.any():
+            d = int(np.argmax(bad))
+            raise ValueError(f"class label {y[d]} out of range for {self.num_classes} classes "
+                             f"at document {d}")
+        return self.base.encode((y[None, :] == np.arange(self.num_classes)[:, None]).astype(int))
+
+    def decide(self, omega):
+        """Class ids [1, D]: argmax over tasks of omega [L, D]."""
+        return jnp.argmax(omega, axis=0)[None, :].astype(jnp.int32)
 
     def correct(self, y, omega):
-        """Whether the decision from omega matches the coded label y in {-1, +1}."""
-        return self.decide(omega) == (y > 0)
+        return self.decide(omega)[0] == jnp.argmax(y, axis=0)
+
+    def monitors(self, y, omega) -> dict:
+        return {"train_accuracy": jnp.mean(self.correct(y, omega).astype(jnp.float32))}
 
 
-RESPONSES = {"logistic": Logistic, "hinge": Hinge}
+RESPONSES = {"logistic": Logistic, "hinge": Hinge, "epsilon_insensitive": EpsilonInsensitive,
+             "gaussian": Gaussian}

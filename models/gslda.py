@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from topiczoo.kernels.responses import Logistic
+from topiczoo.kernels.responses import Logistic, MultiClass
 from topiczoo.models.spec import TopicModel
 from topiczoo.models.supervised import supervised_lda_declaration
 
@@ -15,8 +15,17 @@ def gslda(num_topics: int, *, c: float = 1.0, alpha: float = 1.0, beta: float = 
 
     ``alpha`` is the papers' total concentration: theta_d ~ Dir(alpha / K). Defaults are the
     paper's (c = 1 is plain sLDA; c = 25 is the tuned "gSLDA+" of the binary experiments).
+    With labels [D, L] of 0/1 it is the multi-label (multi-task) model, one eta per label.
     """
     response = Logistic(c)
     return TopicModel("gslda", num_topics, alpha, beta, nu2, response,
                       declaration=partial(supervised_lda_declaration, response=response))
 
+
+def gslda_multitask(num_topics: int, num_classes: int, *, c: float = 1.0, alpha: float = 1.0,
+                    beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
+    """Multi-task logistic sLDA for multi-class data: one logistic task per class (labels
+    one-vs-all) on shared topic assignments, prediction argmax_t eta_t . zbar."""
+    response = MultiClass(Logistic(c), num_classes)
+    return TopicModel("gslda-multitask", num_topics, alpha, beta, nu2, response,
+                      declaration=partial(supervised_lda_declaration, response=response))

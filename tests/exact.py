@@ -48,8 +48,9 @@ def exact_posterior(data: CorpusData, model, vocab_size, log_pseudo_likelihood=N
                     grid_half_width=9.0, grid_points=901):
     """Exact p(Z | W, y) over all K^N configurations, indexed by sum_i z_i K^i.
 
-    ``log_pseudo_likelihood(y [T, D], omega [T, D]) -> [T, D]`` defaults to the model
-    response's original form. Supports K = 2 (2-D quadrature over eta) or no response.
+    ``log_pseudo_likelihood(y [1, D], omega [G, 1, D]) -> [G, 1, D]`` (one task at a time;
+    summed over documents) defaults to the model response's original form. Supports K = 2
+    (2-D quadrature over each task's eta) or no response.
     """
     words = np.asarray(data.words)
     doc_ids = np.asarray(data.doc_ids)
@@ -76,9 +77,12 @@ def exact_posterior(data: CorpusData, model, vocab_size, log_pseudo_likelihood=N
             key = tuple(n_dk.ravel())
             if key not in cache:
                 zbar = n_dk / lengths[:, None]
-                omega = (eta_grid @ zbar.T)[:, None, :]  # [G, T=1, D]
-                ll = np.asarray(log_pseudo_likelihood(y[None], omega), np.float64).sum((1, 2))
-                cache[key] = logsumexp(log_prior + ll)
+                omega = (eta_grid @ zbar.T)[:, None, :]  # [G, 1, D]
+                # tasks have independent eta_t: the integral is a product over tasks
+                cache[key] = sum(
+                    logsumexp(log_prior + np.asarray(
+                        log_pseudo_likelihood(y[None, t:t + 1], omega), np.float64).sum((1, 2)))
+                    for t in range(y.shape[0]))
             lp += cache[key]
         log_p.append(lp)
     log_p = np.asarray(log_p)

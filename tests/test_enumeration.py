@@ -16,8 +16,10 @@ import pytest
 
 from exact import exact_posterior, sampled_configurations, tiny_data, total_variation
 from topiczoo.kernels.gibbs import GibbsKernel
-from topiczoo.kernels.responses import Hinge, Logistic
-from topiczoo.models import gslda, lda, medlda
+from scipy.special import gammaln
+
+from topiczoo.kernels.responses import EpsilonInsensitive, Hinge, Logistic
+from topiczoo.models import gslda, gslda_multitask, lda, medlda, medlda_regression, slda_gaussian
 
 # Three documents, V = 3, 7 tokens; topics are ambiguous so the labels move Z.
 DOCS = [[0, 1, 0], [1, 2], [2, 0]]
@@ -27,9 +29,15 @@ NUM_SAMPLES = 25_000  # per chain, 4 chains
 TV_BOUND = 0.03  # the Monte Carlo TV at this length is about 0.01-0.015 (measured)
 
 
-def _run(model, seed=0, chain_method="vectorized", num_samples=NUM_SAMPLES, num_chains=4):
-    data = tiny_data(DOCS, LABELS if model.response is not None else None, model.response)
-    exact = exact_posterior(data, model, VOCAB)
+RATINGS = [0.9, -0.4, 1.3]
+TWO_TASK_LABELS = [[1, 0, 1], [0, 0, 1]]  # [T, D]: two binary tasks sharing Z
+CLASSES = [0, 1, 1]
+
+
+def _run(model, seed=0, chain_method="vectorized", num_samples=NUM_SAMPLES, num_chains=4,
+         labels=LABELS, log_pseudo_likelihood=None):
+    data = tiny_data(DOCS, labels if model.response is not None else None, model.response)
+    exact = exact_posterior(data, model, VOCAB, log_pseudo_likelihood)
     freq = sampled_configurations(GibbsKernel(model, VOCAB), data, num_samples=num_samples,
                                   seed=seed, num_chains=num_chains, chain_method=chain_method)
     return exact, freq
@@ -54,6 +62,57 @@ def test_sampler_matches_enumeration(model):
     exact, freq = _run(model)
     tv = total_variation(exact, freq)
     assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+
+
+def _gaussian_integrated_over_s2(a0, b0):
+    """log of int IG(s2; a0, b0) prod_d N(y_d; omega_d, s2) ds2 (one task; all documents)."""
+
+    def log_marginal(y, omega):
+        rss = ((y - omega) ** 2).sum(-1, keepdims=True)  # [G, 1, 1]
+        n = y.shape[-1]
+        return (a0 * np.log(b0) - gammaln(a0) + gammaln(a0 + n / 2)
+                - (a0 + n / 2) * np.log(b0 + rss / 2) - n / 2 * np.log(2 * np.pi))
+
+    return log_marginal
+
+
+@pytest.mark.parametrize(
+    "model, labels, log_pl",
+    [
+        (medlda_regression(2, c=2.0, eps=0.1, **_common()), RATINGS, None),
+        (slda_gaussian(2, s2=0.5, learn_s2=False, **_common()), RATINGS, None),
+        (slda_gaussian(2, s2=0.5, learn_s2=True, a0=2.0, b0=0.5, **_common()), RATINGS,
+         _gaussian_integrated_over_s2(2.0, 0.5)),
+        (medlda(2, c=2.0, ell=0.5, **_common()), TWO_TASK_LABELS, None),
+        (gslda(2, c=4.0, **_common()), TWO_TASK_LABELS, None),
+        (gslda_multitask(2, 2, c=3.0, **_common()), CLASSES, None),
+    ],
+    ids=["eps-insensitive-c2", "gaussian-fixed-s2", "gaussian-learned-s2", "hinge-two-tasks",
+         "logistic-two-tasks", "logistic-multiclass"],
+)
+def test_regression_and_multitask_match_enumeration(model, labels, log_pl):
+    exact, freq = _run(model, labels=labels, log_pseudo_likelihood=log_pl)
+    tv = total_variation(exact, freq)
+    assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+
+
+@dataclass(frozen=True)
+class EpsilonInsensitiveWithC(EpsilonInsensitive):
+    """The JMLR paper's eqs. 19-20 as printed: c psi where the expansion gives c^2 psi."""
+
+    def gaussian_form(self, y, augmentation):
+        psi, rho = super().gaussian_form(y, augmentation)
+        return psi / self.c, rho
+
+
+def test_enumeration_detects_wrong_regression_conditional():
+    model = medlda_regression(2, c=2.0, eps=0.1, **_common())
+    data = tiny_data(DOCS, RATINGS, model.response)
+    exact = exact_posterior(data, model, VOCAB)
+    wrong = replace(model, response=EpsilonInsensitiveWithC(2.0, 0.1))
+    freq = sampled_configurations(GibbsKernel(wrong, VOCAB), data, num_samples=NUM_SAMPLES,
+                                  seed=0)
+    assert total_variation(exact, freq) > 2 * TV_BOUND
 
 
 def test_sequential_chains_match_enumeration():

@@ -4,8 +4,8 @@ Marginal-conditional simulator: independent draws of (Z, W, eta, y) from the mod
 declaration. Successive-conditional simulator: from one such draw, alternate the Gibbs
 kernel's cycle (Z, eta, augmentation | W, y) with fresh draws of the data given the latents
 (W | Z with Phi drawn from its prior and discarded, which is exact for p(W | Z); y | Z, eta from
-the Bernoulli likelihood; the Polya-Gamma variable is independent of y given omega, so it
-stays). Both simulators sample the same joint distribution iff the kernel is right: the means
+the Bernoulli likelihood, or from N(omega, s2) with the chain's current s2 for Gaussian sLDA;
+the Polya-Gamma variable is independent of y given omega, so it stays). Both simulators sample the same joint distribution iff the kernel is right: the means
 of test functions must agree within the Monte Carlo error (batch means for the chain).
 """
 
@@ -22,7 +22,7 @@ from numpyro.infer import Predictive
 from topiczoo.kernels.gibbs import CorpusData, GibbsKernel, GibbsState, monitors
 from topiczoo.kernels.responses import Logistic
 from topiczoo.kernels.topics import counts_from_assignments, topic_proportions
-from topiczoo.models import gslda, lda
+from topiczoo.models import gslda, lda, slda_gaussian
 
 DOC_LENGTHS = [5, 4, 6, 5]
 VOCAB = 5
@@ -46,7 +46,14 @@ def _declaration_args(model):
     return args
 
 
-def _test_functions(z, words, zbar, eta=None, y=None):
+def _draw_y(response, key, omega, augmentation):
+    """y | Z, eta (and s2): the response's own likelihood."""
+    if response.name == "gaussian":
+        return omega + jnp.sqrt(augmentation) * jax.random.normal(key, omega.shape)
+    return jax.random.bernoulli(key, jax.nn.sigmoid(omega)).astype(jnp.float32)
+
+
+def _test_functions(z, words, zbar, eta=None, y=None, augmentation=None):
     """Scalar summaries of the joint state; each row of the inputs is one draw."""
     num_tokens = z.shape[-1]
     same_word_same_topic = (
@@ -65,7 +72,10 @@ def _test_functions(z, words, zbar, eta=None, y=None):
             eta_sq=(eta**2).sum((-1, -2)),
             y_mean=y.mean((-1, -2)),
             y_omega=(y * omega).mean((-1, -2)),
+            y_sq=(y**2).mean((-1, -2)),
         )
+    if augmentation is not None:
+        out["log_s2"] = jnp.log(augmentation[..., 0, 0])
     return out
 
 
@@ -80,7 +90,9 @@ def _prior_draws(model, seed):
     zbar = topic_proportions(n_dk)
     if model.response is None:
         return _test_functions(z, words, zbar)
-    return _test_functions(z, words, zbar, samples["eta"], samples["y"].astype(jnp.float32))
+    s2 = samples.get("s2")
+    aug = None if s2 is None else jnp.broadcast_to(s2, samples["y"].shape)
+    return _test_functions(z, words, zbar, samples["eta"], samples["y"].astype(jnp.float32), aug)
 
 
 def _successive_draws(model, kernel_model, seed):
@@ -98,7 +110,11 @@ def _successive_draws(model, kernel_model, seed):
     kernel = GibbsKernel(kernel_model, VOCAB)
     data0 = CorpusData(w0, doc_ids, offsets, y0)
     topics0 = counts_from_assignments(z0, w0, doc_ids, num_docs, model.num_topics, VOCAB)
-    state0 = GibbsState({}, topics0, eta0, jnp.ones_like(y0), jnp.zeros((), jnp.int32), key)
+    if supervised and "s2" in start:  # the prior draw of the noise variance, per task
+        aug0 = jnp.broadcast_to(start["s2"][0], y0.shape).astype(jnp.float32)
+    else:
+        aug0 = jnp.ones_like(y0)
+    state0 = GibbsState({}, topics0, eta0, aug0, jnp.zeros((), jnp.int32), key)
     state0 = state0._replace(params=monitors(kernel_model, state0, data0))
 
     def step(carry, step_key):
@@ -110,15 +126,15 @@ def _successive_draws(model, kernel_model, seed):
         words = jax.random.categorical(k_w, jnp.log(phi[z])).astype(jnp.int32)
         zbar = topic_proportions(state.topics.n_dk)
         if supervised:
-            omega = state.eta @ zbar.T
-            y = jax.random.bernoulli(k_y, jax.nn.sigmoid(omega)).astype(jnp.float32)
+            y = _draw_y(model.response, k_y, state.eta @ zbar.T, state.augmentation)
         else:
             y = data.y
         topics = counts_from_assignments(z, words, doc_ids, num_docs, model.num_topics, VOCAB)
         state = state._replace(topics=topics)
         data = data._replace(words=words, y=y)
         g = _test_functions(z, words, zbar, state.eta if supervised else None,
-                            y if supervised else None)
+                            y if supervised else None,
+                            state.augmentation if supervised else None)
         return (state, data), g
 
     keys = jax.random.split(key, NUM_STEPS)
@@ -137,9 +153,13 @@ def _z_scores(prior, chain, num_batches=50):
     return scores
 
 
+GAUSSIAN = slda_gaussian(2, s2=0.5, learn_s2=True, a0=3.0, b0=1.0, alpha=1.0, beta=0.5)
+
+
 @pytest.mark.parametrize(
-    "model", [lda(2, alpha=1.0, beta=0.5), gslda(2, c=1.0, alpha=1.0, beta=0.5, nu2=1.0)],
-    ids=["lda", "logistic-c1"],
+    "model", [lda(2, alpha=1.0, beta=0.5), gslda(2, c=1.0, alpha=1.0, beta=0.5, nu2=1.0),
+              GAUSSIAN],
+    ids=["lda", "logistic-c1", "gaussian-learned-s2"],
 )
 def test_geweke_joint_distribution(model):
     scores = _z_scores(_prior_draws(model, 0), _successive_draws(model, model, 1))
@@ -161,8 +181,9 @@ class LogisticWithoutHalf(Logistic):
         (lda(2, alpha=1.0, beta=0.5), lda(2, alpha=4.0, beta=0.5)),
         (gslda(2, c=1.0, alpha=1.0, beta=0.5),
          replace(gslda(2, c=1.0, alpha=1.0, beta=0.5), response=LogisticWithoutHalf(1.0))),
+        (GAUSSIAN, replace(GAUSSIAN, response=replace(GAUSSIAN.response, b0=3.0))),
     ],
-    ids=["lda-wrong-alpha", "logistic-wrong-kappa"],
+    ids=["lda-wrong-alpha", "logistic-wrong-kappa", "gaussian-wrong-s2-prior"],
 )
 def test_geweke_detects_wrong_conditional(model, wrong):
     scores = _z_scores(_prior_draws(model, 0), _successive_draws(model, wrong, 1))
