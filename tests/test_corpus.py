@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 
-from topiczoo.corpus import Corpus, read_vocabulary, split_indices, tokenize
+from topiczoo.corpus import (
+    Corpus,
+    check_labels,
+    kfold_indices,
+    read_vocabulary,
+    split_indices,
+    tokenize,
+)
 
 VOCAB = ("apple", "banana", "cherry", "date")
 
@@ -370,3 +377,216 @@ def test_train_test_split_counts_dropped_test_tokens():
         assert ("rare" in train.vocabulary) == (not last_doc_in_test)
         seen.add(last_doc_in_test)
     assert seen == {True, False}
+
+
+# ------------------------------------------------------------------ vocabulary filters
+
+
+def test_document_frequencies_and_counts():
+    c = Corpus.from_texts(TEXTS)
+    dense = c.document_term_matrix()
+    np.testing.assert_array_equal(c.document_frequencies(), (dense > 0).sum(axis=0))
+    np.testing.assert_array_equal(c.word_counts(), dense.sum(axis=0))
+    empty = Corpus(np.zeros(0, np.int32), np.zeros(3, np.int64), VOCAB)
+    np.testing.assert_array_equal(empty.document_frequencies(), [0, 0, 0, 0])
+
+
+def test_filter_vocabulary_min_count_and_rankings():
+    full = Corpus.from_texts(TEXTS)  # counts: alpha 4, beta 3, gamma 2, zeta 3, delta 1, epsilon 1
+    assert full.filter_vocabulary(min_count=3).vocabulary == ("alpha", "beta", "zeta")
+    assert Corpus.from_texts(TEXTS, min_count=3).vocabulary == ("alpha", "beta", "zeta")
+    # "more than 25 % of the documents" (1 of 4) dropped: only df <= 1 words stay
+    assert full.filter_vocabulary(max_df=0.25).vocabulary == ("delta", "epsilon", "zeta")
+    # df ranking: alpha 4, beta 3, gamma 2 | count: alpha 4, then beta/zeta 3 (tie -> beta)
+    assert full.filter_vocabulary(max_vocab=3).vocabulary == ("alpha", "beta", "gamma")
+    assert full.filter_vocabulary(max_vocab=2, rank_by="count").vocabulary == ("alpha", "beta")
+    assert full.filter_vocabulary(max_vocab=3, rank_by="count").vocabulary == ("alpha", "beta", "zeta")
+    # total tf-idf = count * log(D / df): omega 3 log 4 > gamma 2 log 4 > beta = delta = log 4
+    # (tie: beta first) > alpha 3 log(4/3)
+    texts = ["alpha beta", "alpha gamma gamma", "alpha delta", "omega omega omega"]
+    tfidf = Corpus.from_texts(texts, max_vocab=3, rank_by="tfidf")
+    assert tfidf.vocabulary == ("beta", "gamma", "omega")
+    assert Corpus.from_texts(texts).filter_vocabulary(max_vocab=3, rank_by="tfidf").vocabulary == tfidf.vocabulary
+    assert Corpus.from_texts(texts, max_vocab=3).vocabulary == ("alpha", "beta", "delta")
+    assert Corpus.from_texts(texts, max_vocab=3, rank_by="count").vocabulary == ("alpha", "gamma", "omega")
+    assert full.filter_vocabulary() is full  # nothing to drop
+    kept = full.filter_vocabulary(min_df=2)
+    assert kept.document_words(3) == ["alpha"]  # re-encoded, token order kept
+
+
+def test_filter_vocabulary_keeps_relative_order_and_drops_unused_words():
+    c = Corpus(np.array([3, 0, 3, 1]), np.array([0, 2, 4]), ("date", "apple", "cherry", "banana"))
+    f = c.filter_vocabulary()
+    assert f.vocabulary == ("date", "apple", "banana")  # cherry never occurs
+    assert f.document_words(0) == ["banana", "date"]
+    assert c.filter_vocabulary(min_df=0).vocabulary == f.vocabulary
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(rank_by="bm25", max_vocab=2), "rank_by"),
+        (dict(min_count=-1), "min_count"),
+        (dict(min_count=1.5), "min_count"),
+        (dict(max_vocab=-1), "max_vocab"),
+        (dict(max_df=1.5), "fraction"),
+        (dict(min_df=3, max_df=2), "max_df"),
+    ],
+)
+def test_filter_vocabulary_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Corpus.from_texts(TEXTS).filter_vocabulary(**kwargs)
+
+
+def test_from_texts_equals_filtering_the_unfiltered_corpus():
+    texts = [" ".join(f"w{chr(97 + (i * j) % 7)}x" for j in range(i % 5 + 3)) for i in range(30)]
+    kw = dict(min_df=2, max_df=0.6, min_count=3, max_vocab=4, rank_by="tfidf")
+    a = Corpus.from_texts(texts, **kw)
+    b = Corpus.from_texts(texts).filter_vocabulary(**kw)
+    assert a.vocabulary == b.vocabulary and len(a.vocabulary) == 4
+    np.testing.assert_array_equal(a.words, b.words)
+    np.testing.assert_array_equal(a.doc_offsets, b.doc_offsets)
+
+
+# ------------------------------------------------------------------ K-fold cross-validation
+
+
+def test_kfold_indices_partition_sizes_and_determinism():
+    folds = kfold_indices(23, num_folds=5, seed=3)
+    assert len(folds) == 5
+    tests = [te for _, te in folds]
+    np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.arange(23))
+    assert sorted(t.size for t in tests) == [4, 4, 5, 5, 5]
+    for tr, te in folds:
+        assert tr.dtype == te.dtype == np.int64
+        np.testing.assert_array_equal(np.sort(np.concatenate([tr, te])), np.arange(23))
+        assert np.all(np.diff(tr) > 0) and np.all(np.diff(te) > 0)
+    again = kfold_indices(23, num_folds=5, seed=3)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+    other = kfold_indices(23, num_folds=5, seed=4)
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(folds, other))
+
+
+def test_kfold_indices_stratified():
+    labels = np.array([0] * 10 + [1] * 7 + [2] * 3)
+    for _, te in kfold_indices(labels, num_folds=3, seed=0):
+        counts = np.bincount(labels[te], minlength=3)
+        assert np.all(np.abs(counts - np.array([10, 7, 3]) / 3) < 1)
+    # ratings and multi-label indicators are folded without stratification
+    assert len(kfold_indices(np.linspace(0, 1, 10), 5)) == 5
+    assert len(kfold_indices(np.eye(10, 3, dtype=np.int64), 5)) == 5
+
+
+@pytest.mark.parametrize("num_docs, k, match", [(10, 1, ">= 2"), (10, 2.5, ">= 2"), (3, 4, "more than the 3")])
+def test_kfold_indices_errors(num_docs, k, match):
+    with pytest.raises(ValueError, match=match):
+        kfold_indices(num_docs, num_folds=k)
+
+
+def test_kfold_splits_vocabulary_from_training_part():
+    words = np.array([0, 1, 0, 1, 2, 0, 1, 2, 3, 3, 0])  # "rare" (3) only in the last document
+    c = Corpus(words, np.array([0, 2, 4, 6, 8, 11]), VOCAB[:3] + ("rare",), labels=np.array([0, 1, 0, 1, 0]))
+    splits = c.kfold_splits(num_folds=5, seed=0)
+    assert [te.num_docs for _, te, _ in splits] == [1] * 5
+    for train, test, dropped in splits:
+        assert train.vocabulary == test.vocabulary
+        assert np.all(train.word_counts() > 0)
+        has_rare_doc = test.num_tokens + dropped == 3
+        assert dropped == (2 if has_rare_doc else 0)
+        assert ("rare" in train.vocabulary) == (not has_rare_doc)
+
+
+# ------------------------------------------------------------------ label kinds, views and checks
+
+
+def test_multilabel_labels_and_one_vs_all_view():
+    w, o = np.array([0, 1, 2]), np.array([0, 1, 2, 3])
+    c = Corpus(w, o, VOCAB, labels=np.array([2, 0, 2]), label_names=("a", "b", "c"))
+    ova = c.one_vs_all_labels()
+    np.testing.assert_array_equal(ova, [[0, 0, 1], [1, 0, 0], [0, 0, 1]])
+    assert ova.dtype == np.int64 and not ova.flags.writeable
+    m = c.as_multilabel()
+    assert m.label_kind == "multilabel" and m.num_classes == 3 and m.label_names == ("a", "b", "c")
+    np.testing.assert_array_equal(m.labels, ova)
+    assert m.as_multilabel() is m and m.one_vs_all_labels() is m.labels
+    np.testing.assert_array_equal(m.subset([2, 0]).labels, [[0, 0, 1], [0, 0, 1]])
+    binary = Corpus(w, o, VOCAB, labels=np.array([1, 0, 1]))
+    np.testing.assert_array_equal(binary.one_vs_all_labels(), [[0, 1], [1, 0], [0, 1]])
+    # real multi-label data: int, bool or whole-number float 0/1
+    for raw in ([[1, 0], [1, 1], [0, 0]], np.array([[1, 0], [1, 1], [0, 0]], bool), [[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]):
+        ml = Corpus(w, o, VOCAB, labels=np.asarray(raw), label_names=("x", "y"))
+        assert ml.labels.dtype == np.int64 and ml.label_kind == "multilabel"
+    with pytest.raises(ValueError, match="0/1"):
+        Corpus(w, o, VOCAB, labels=np.array([[0.5, 0], [1, 1], [0, 0]]))
+    with pytest.raises(ValueError, match="3 label_names for multi-label labels with L=2"):
+        Corpus(w, o, VOCAB, labels=np.array([[1, 0], [1, 1], [0, 0]]), label_names=("x", "y", "z"))
+    ratings = Corpus(w, o, VOCAB, labels=np.array([0.1, 0.5, 0.9]))
+    with pytest.raises(ValueError, match="ratings cannot"):
+        ratings.one_vs_all_labels()
+    with pytest.raises(ValueError, match="no labels"):
+        Corpus(w, o, VOCAB).as_multilabel()
+
+
+def test_non_finite_rating_is_named_at_construction():
+    with pytest.raises(ValueError, match=r"non-finite rating at document 1 \(nan\)"):
+        Corpus(np.array([0, 1]), np.array([0, 1, 2]), VOCAB, labels=np.array([0.5, np.nan]))
+
+
+def test_require_labels_messages():
+    w, o = np.zeros(13, np.int64), np.arange(14)
+    classes = Corpus(w, o, VOCAB, labels=np.arange(13) % 5)
+    np.testing.assert_array_equal(classes.require_labels("multiclass"), np.arange(13) % 5)
+    assert classes.require_labels("multiclass", num_classes=5).dtype == np.int64
+    y = np.arange(13) % 5
+    y[12] = 7
+    bigger = Corpus(w, o, VOCAB, labels=y)
+    with pytest.raises(ValueError, match="^class label 7 out of range for 5 classes at document 12$"):
+        bigger.require_labels("multiclass", num_classes=5)
+    with pytest.raises(ValueError, match="binary labels cannot use a corpus with multiclass labels"):
+        classes.require_labels("binary")
+    with pytest.raises(ValueError, match=r"as_multilabel\(\)"):
+        classes.require_labels("multilabel")
+    with pytest.raises(ValueError, match="regression labels cannot use a corpus with multiclass"):
+        classes.require_labels("regression")
+    with pytest.raises(ValueError, match="without labels|has none"):
+        Corpus(w, o, VOCAB).require_labels("regression")
+    with pytest.raises(ValueError, match="label kind"):
+        classes.require_labels("ordinal")
+    binary = Corpus(w, o, VOCAB, labels=np.arange(13) % 2)
+    assert binary.require_labels("binary").shape == (13,)
+    assert binary.require_labels("multiclass").shape == (13,)  # two classes are a multiclass task
+    ratings = Corpus(w, o, VOCAB, labels=np.linspace(0, 1, 13))
+    assert ratings.require_labels("regression").dtype == np.float64
+    indicators = np.zeros((13, 3), np.int64)
+    indicators[np.arange(13), np.arange(13) % 3] = 1
+    indicators[4] = 0
+    ml = Corpus(w, o, VOCAB, labels=indicators)
+    assert ml.require_labels("multilabel").shape == (13, 3)  # empty rows allowed by default
+    with pytest.raises(ValueError, match="^document 4 has no positive label"):
+        ml.require_labels("multilabel", at_least_one=True)
+    with pytest.raises(ValueError, match="3 columns but num_classes=4"):
+        ml.require_labels("multilabel", num_classes=4)
+
+
+def test_check_labels_on_bare_arrays():
+    with pytest.raises(ValueError, match="^non-finite rating at document 3"):
+        check_labels([0.1, 0.2, 0.3, np.inf], "regression")
+    out = check_labels([1, 2, 3], "regression")
+    assert out.dtype == np.float64 and not out.flags.writeable
+    with pytest.raises(ValueError, match="class label 2 out of range for 2 classes at document 1"):
+        check_labels([0, 2], "binary")
+    with pytest.raises(ValueError, match="class label -1 is negative at document 0"):
+        check_labels([-1, 0], "multiclass")
+    with pytest.raises(ValueError, match="class label 0.5 at document 1 is not a whole number"):
+        check_labels([1.0, 0.5], "multiclass", num_classes=3)
+    np.testing.assert_array_equal(check_labels([1.0, 2.0], "multiclass", num_classes=3), [1, 2])
+    with pytest.raises(ValueError, match="multi-label entry 2 at document 1, label 0 is not 0 or 1"):
+        check_labels([[0, 1], [2, 0]], "multilabel")
+    with pytest.raises(ValueError, match=r"must be \[D\]"):
+        check_labels([[0, 1]], "multiclass")
+    with pytest.raises(ValueError, match=r"must be \[D, L\]"):
+        check_labels([0, 1], "multilabel")
+    with pytest.raises(TypeError, match="numeric"):
+        check_labels(["a", "b"], "binary")
+    with pytest.raises(ValueError, match="2 classes"):
+        check_labels([0, 1], "binary", num_classes=3)

@@ -10,7 +10,10 @@ A :class:`Corpus` stores the tokens of all documents contiguously (CSR style):
 * ``label_names``  optional ``tuple[str, ...]`` naming the classes (length ``L``).
 
 All arrays are read-only. Every transformation (:meth:`Corpus.subset`,
-:meth:`Corpus.restrict_vocabulary`, :meth:`Corpus.train_test_split`, ...) returns a new corpus.
+:meth:`Corpus.restrict_vocabulary`, :meth:`Corpus.filter_vocabulary`,
+:meth:`Corpus.train_test_split`, :meth:`Corpus.kfold_splits`, :meth:`Corpus.as_multilabel`,
+...) returns a new corpus. Models check the labels they need with
+:meth:`Corpus.require_labels` (or :func:`check_labels` for a bare array).
 
 Only numpy is needed; scikit-learn provides the English stop list and scipy is used only when
 a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
@@ -21,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -29,7 +31,16 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Corpus", "tokenize", "read_vocabulary", "split_indices", "english_stop_words"]
+__all__ = [
+    "Corpus",
+    "LABEL_KINDS",
+    "check_labels",
+    "english_stop_words",
+    "kfold_indices",
+    "read_vocabulary",
+    "split_indices",
+    "tokenize",
+]
 
 # --------------------------------------------------------------------------------------------
 # text helpers
@@ -70,17 +81,29 @@ def _resolve_stop_words(stop_words) -> frozenset[str]:
     return frozenset(_normalize_token(str(w).lower().translate(_APOSTROPHES)) for w in stop_words)
 
 
-def _tokenize(text: str, stop: frozenset[str], min_word_length: int) -> list[str]:
+def _clean_token(tok: str, stop: frozenset[str], min_word_length: int) -> str:
+    """The word a raw token stands for, or ``""`` if the token is dropped."""
+    if _HAS_DIGIT_RE.search(tok):
+        return ""  # numbers and alphanumeric codes ("2004", "mp3", "1.13bn") are dropped
+    tok = _normalize_token(tok)
+    if len(tok) < min_word_length or tok in stop:
+        return ""
+    return tok
+
+
+def _tokenize(
+    text: str, stop: frozenset[str], min_word_length: int, cache: dict[str, str] | None = None
+) -> list[str]:
+    """Tokens of one text; ``cache`` (raw token -> cleaned word or ``""``) may be shared
+    between calls with the same ``stop`` and ``min_word_length`` to clean each distinct raw
+    token only once."""
     text = unicodedata.normalize("NFKD", text).lower().translate(_APOSTROPHES)
-    out = []
-    for tok in _TOKEN_RE.findall(text):
-        if _HAS_DIGIT_RE.search(tok):
-            continue  # numbers and alphanumeric codes ("2004", "mp3", "1.13bn") are dropped
-        tok = _normalize_token(tok)
-        if len(tok) < min_word_length or tok in stop:
-            continue
-        out.append(tok)
-    return out
+    raw = _TOKEN_RE.findall(text)
+    if cache is None:
+        cache = {}
+    for tok in set(raw).difference(cache):
+        cache[tok] = _clean_token(tok, stop, min_word_length)
+    return [w for w in map(cache.__getitem__, raw) if w]
 
 
 def tokenize(text: str, *, stop_words="english", min_word_length: int = 2) -> list[str]:
@@ -184,6 +207,134 @@ def split_indices(
     mask[test_idx] = False
     train_idx = np.flatnonzero(mask).astype(np.int64)
     return train_idx, test_idx
+
+
+def kfold_indices(
+    labels_or_num_docs, num_folds: int = 5, seed: int = 0, stratify: bool = True
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Deterministic random K-fold partition of document indices (for cross-validation).
+
+    ``labels_or_num_docs`` is the number of documents ``D`` or a label array as for
+    :func:`split_indices`. The documents are put in random order
+    (``numpy.random.default_rng(seed).permutation``) -- with ``stratify=True`` and ``[D]``
+    integer class labels, grouped by class, random within a class -- and dealt to the folds
+    in turn, so fold sizes differ by at most one and every class is spread evenly.
+
+    Returns a list of ``num_folds`` pairs ``(train_idx, test_idx)`` of sorted int64 arrays;
+    the test parts partition ``range(D)`` and ``train_idx`` is the complement of
+    ``test_idx``. The result depends only on ``(labels, num_folds, seed, stratify)``.
+    """
+    if np.isscalar(labels_or_num_docs):
+        num_docs = int(labels_or_num_docs)
+        labels = None
+    else:
+        labels = np.asarray(labels_or_num_docs)
+        num_docs = labels.shape[0]
+    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
+        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+    num_folds = int(num_folds)
+    if num_folds > num_docs:
+        raise ValueError(f"num_folds={num_folds} is more than the {num_docs} documents")
+    order = np.random.default_rng(seed).permutation(num_docs)
+    if (
+        stratify
+        and labels is not None
+        and labels.ndim == 1
+        and np.issubdtype(labels.dtype, np.integer)
+    ):
+        order = order[np.argsort(labels[order], kind="stable")]
+    fold_of = np.empty(num_docs, dtype=np.int64)
+    fold_of[order] = np.arange(num_docs) % num_folds
+    return [
+        (np.flatnonzero(fold_of != k).astype(np.int64), np.flatnonzero(fold_of == k).astype(np.int64))
+        for k in range(num_folds)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# labels
+# --------------------------------------------------------------------------------------------
+
+#: the label kinds of :attr:`Corpus.label_kind` and :func:`check_labels`
+LABEL_KINDS = ("binary", "multiclass", "regression", "multilabel")
+
+
+def check_labels(
+    labels, kind: str, *, num_classes: int | None = None, at_least_one: bool = False
+) -> np.ndarray:
+    """Validate a label array for a model of the given ``kind`` and return it normalised.
+
+    * ``"binary"``: ``[D]`` integer class ids 0/1 (``num_classes`` must be 2 or None);
+    * ``"multiclass"``: ``[D]`` integer class ids ``0..num_classes-1`` (only ``>= 0`` is
+      checked when ``num_classes`` is None);
+    * ``"regression"``: ``[D]`` finite real ratings;
+    * ``"multilabel"``: ``[D, L]`` 0/1 indicators (``L == num_classes`` when given); with
+      ``at_least_one=True`` every document needs at least one positive label.
+
+    Errors name the first offending document, e.g. ``"class label 7 out of range for 5
+    classes at document 12"``, ``"non-finite rating at document 3 (nan)"``, ``"document 4
+    has no positive label"``. Returns a read-only int64 ``[D]`` / float64 ``[D]`` / int64
+    ``[D, L]`` array (a copy when the dtype changes).
+    """
+    if kind not in LABEL_KINDS:
+        raise ValueError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+    y = np.asarray(labels)
+    if kind == "binary":
+        if num_classes is not None and num_classes != 2:
+            raise ValueError(f"binary labels have 2 classes, not num_classes={num_classes}")
+        num_classes = 2
+    if num_classes is not None and (
+        isinstance(num_classes, (bool, np.bool_)) or int(num_classes) != num_classes or num_classes < 1
+    ):
+        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+    want_ndim = 2 if kind == "multilabel" else 1
+    if y.ndim != want_ndim:
+        shape = "[D, L] 0/1 indicators" if want_ndim == 2 else "[D]"
+        raise ValueError(f"{kind} labels must be {shape}, got shape {y.shape}")
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"{kind} labels must be numeric, got dtype {y.dtype}")
+
+    if kind == "regression":
+        y = y.astype(np.float64)
+        bad = ~np.isfinite(y)
+        if bad.any():
+            d = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"non-finite rating at document {d} ({y[d]})")
+        return _readonly(np.array(y, copy=True))
+
+    if y.dtype.kind == "f":
+        whole = np.isfinite(y) & (y == np.round(y))
+        if not whole.all():
+            pos = np.argwhere(~whole)[0]
+            where = f"document {pos[0]}" + (f", label {pos[1]}" if y.ndim == 2 else "")
+            what = "multi-label entry" if kind == "multilabel" else "class label"
+            raise ValueError(f"{what} {y[tuple(pos)]} at {where} is not a whole number")
+    y = y.astype(np.int64)
+
+    if kind == "multilabel":
+        L = y.shape[1]
+        if num_classes is not None and L != num_classes:
+            raise ValueError(f"multi-label labels have {L} columns but num_classes={num_classes}")
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            d, l = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(f"multi-label entry {y[d, l]} at document {d}, label {l} is not 0 or 1")
+        if at_least_one:
+            none = y.sum(axis=1) == 0
+            if none.any():
+                d = int(np.flatnonzero(none)[0])
+                raise ValueError(
+                    f"document {d} has no positive label ({int(none.sum())} such document(s))"
+                )
+        return _readonly(np.array(y, copy=True))
+
+    bad = y < 0 if num_classes is None else (y < 0) | (y >= num_classes)
+    if bad.any():
+        d = int(np.flatnonzero(bad)[0])
+        if num_classes is None:
+            raise ValueError(f"class label {y[d]} is negative at document {d}")
+        raise ValueError(f"class label {y[d]} out of range for {num_classes} classes at document {d}")
+    return _readonly(np.array(y, copy=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,10 +464,18 @@ class Corpus:
                 labels = labels.astype(np.int64)
             elif kind == "f":
                 if labels.ndim == 2:
-                    raise ValueError("multi-label [D, L] labels must be integer 0/1")
-                labels = labels.astype(np.float64)
-                if not np.all(np.isfinite(labels)):
-                    raise ValueError("real-valued labels must be finite (found NaN or inf)")
+                    if labels.size and not np.all((labels == 0) | (labels == 1)):
+                        raise ValueError("multi-label [D, L] labels must be 0/1")
+                    labels = labels.astype(np.int64)
+                else:
+                    labels = labels.astype(np.float64)
+                    bad = ~np.isfinite(labels)
+                    if np.any(bad):
+                        d = int(np.flatnonzero(bad)[0])
+                        raise ValueError(
+                            f"non-finite rating at document {d} ({labels[d]}); real-valued labels "
+                            "must be finite"
+                        )
             else:
                 raise ValueError(f"unsupported label dtype {labels.dtype}")
             if labels.dtype == np.int64:
@@ -404,6 +563,16 @@ class Corpus:
         """int64 ``[V]``: number of tokens of each word in the corpus."""
         return np.bincount(self.words, minlength=self.vocab_size).astype(np.int64)
 
+    def document_frequencies(self) -> np.ndarray:
+        """int64 ``[V]``: number of documents in which each word occurs."""
+        V = self.vocab_size
+        if self.num_tokens == 0:
+            return np.zeros(V, dtype=np.int64)
+        keys = np.sort(self.doc_ids.astype(np.int64) * V + self.words)
+        first = np.ones(keys.size, dtype=bool)
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])  # first occurrence of each (doc, word)
+        return np.bincount(keys[first] % V, minlength=V).astype(np.int64)
+
     def document(self, d: int) -> np.ndarray:
         """int32 ``[N_d]``: word ids of document ``d`` (a read-only view)."""
         return self.words[self.doc_offsets[d] : self.doc_offsets[d + 1]]
@@ -424,6 +593,68 @@ class Corpus:
             kind = f"{kind}[{self.num_classes}]"
         return f"Corpus(D={self.num_docs}, N={self.num_tokens}, V={self.vocab_size}, labels={kind})"
 
+    # ---------------------------------------------------------------- label views and checks
+    def one_vs_all_labels(self) -> np.ndarray:
+        """int64 ``[D, L]`` 0/1 indicators: column ``c`` is 1 for the documents of class ``c``.
+
+        Class-id labels (binary or multiclass, ``L = num_classes``; a binary corpus gives two
+        columns) become one-hot rows; multi-label corpora return their labels unchanged.
+        Ratings and unlabelled corpora raise ``ValueError``. The result is read-only.
+        """
+        kind = self.label_kind
+        if kind is None:
+            raise ValueError("the corpus has no labels to view as one-vs-all indicators")
+        if kind == "regression":
+            raise ValueError("real-valued ratings cannot be viewed as one-vs-all class indicators")
+        if kind == "multilabel":
+            return self.labels
+        out = np.zeros((self.num_docs, self.num_classes), dtype=np.int64)
+        out[np.arange(self.num_docs), self.labels] = 1
+        return _readonly(out)
+
+    def as_multilabel(self) -> "Corpus":
+        """The same documents with :meth:`one_vs_all_labels` as ``[D, L]`` labels
+        (``label_kind == "multilabel"``, same ``label_names``)."""
+        if self.label_kind == "multilabel":
+            return self
+        return Corpus(self.words, self.doc_offsets, self.vocabulary, self.one_vs_all_labels(), self.label_names)
+
+    def require_labels(
+        self, kind: str, *, num_classes: int | None = None, at_least_one: bool = False
+    ) -> np.ndarray:
+        """Check that the corpus has labels a model of ``kind`` can use; return them.
+
+        ``kind`` is ``"binary"`` (class ids 0/1), ``"multiclass"`` (class ids; a binary
+        corpus qualifies), ``"regression"`` (float ratings) or ``"multilabel"`` (``[D, L]``
+        0/1; class-id corpora must be converted with :meth:`as_multilabel` first). The labels
+        are then checked by :func:`check_labels` with ``num_classes`` (default: the corpus's
+        :attr:`num_classes`) and ``at_least_one``. Raises ``ValueError`` with a clear message
+        (``"class label 7 out of range for 5 classes at document 12"``, ``"document 4 has no
+        positive label"``, ...). Returns the read-only label array.
+        """
+        if kind not in LABEL_KINDS:
+            raise ValueError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+        have = self.label_kind
+        if have is None:
+            raise ValueError(f"a model for {kind} labels needs a corpus with labels; this one has none")
+        compatible = {
+            "binary": ("binary",),
+            "multiclass": ("binary", "multiclass"),
+            "regression": ("regression",),
+            "multilabel": ("multilabel",),
+        }[kind]
+        if have not in compatible:
+            hint = {
+                "multilabel": " (view class ids as indicators with corpus.as_multilabel())",
+                "regression": " (class ids are not ratings: load the data with float labels)",
+            }.get(kind, "")
+            if kind == "binary" and have == "multiclass":
+                hint = f" ({self.num_classes} classes; a binary model needs 2)"
+            raise ValueError(f"a model for {kind} labels cannot use a corpus with {have} labels{hint}")
+        if num_classes is None and kind in ("multiclass", "multilabel"):
+            num_classes = self.num_classes
+        return check_labels(self.labels, kind, num_classes=num_classes, at_least_one=at_least_one)
+
     # ---------------------------------------------------------------- constructors
     @classmethod
     def from_texts(
@@ -438,6 +669,8 @@ class Corpus:
         max_vocab: int | None = None,
         min_word_length: int = 2,
         vocabulary: Sequence[str] | None = None,
+        min_count: int = 1,
+        rank_by: str = "df",
     ) -> "Corpus":
         """Build a corpus from raw texts (``D`` strings; ``labels`` ``[D]`` or ``[D, L]``).
 
@@ -447,8 +680,11 @@ class Corpus:
 
         Without ``vocabulary`` the vocabulary is the alphabetically sorted set of words whose
         document frequency ``df`` satisfies ``min_df <= df <= max_df`` (an int is a count of
-        documents, a float in ``[0, 1]`` a fraction of ``D``); if ``max_vocab`` is given only
-        the ``max_vocab`` words with the highest ``df`` are kept (ties broken alphabetically).
+        documents, a float in ``[0, 1]`` a fraction of ``D``) and whose total number of
+        occurrences is ``>= min_count``; if ``max_vocab`` is given only the ``max_vocab``
+        words ranked highest by ``rank_by`` (``"df"``, ``"count"`` or ``"tfidf"``, see
+        :meth:`filter_vocabulary`; ties broken alphabetically) are kept. This is exactly
+        ``Corpus.from_texts(texts, ...).filter_vocabulary(...)`` of the unfiltered corpus.
         With ``vocabulary`` (sequence of ``V`` str) that vocabulary is used as is (order kept,
         no frequency filtering) and unknown words are dropped.
 
@@ -459,35 +695,26 @@ class Corpus:
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
         stop = _resolve_stop_words(stop_words)
-        docs = [_tokenize(t, stop, int(min_word_length)) for t in texts]
-        D = len(docs)
+        cache: dict[str, str] = {}
+        docs = [_tokenize(t, stop, int(min_word_length), cache) for t in texts]
         if vocabulary is None:
-            df = Counter()
-            for toks in docs:
-                df.update(set(toks))
-            lo = _doc_count(min_df, D, "min_df")
-            hi = _doc_count(max_df, D, "max_df")
-            if hi < lo:
-                raise ValueError(
-                    f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})"
-                )
-            kept = [w for w, c in df.items() if lo <= c <= hi]
-            if max_vocab is not None:
-                if int(max_vocab) < 0:
-                    raise ValueError(f"max_vocab must be >= 0, got {max_vocab}")
-                kept.sort(key=lambda w: (-df[w], w))
-                kept = kept[: int(max_vocab)]
-            vocab = tuple(sorted(kept))
+            vocab = tuple(sorted({w for w in cache.values() if w}))  # every word that occurs
         else:
             if isinstance(vocabulary, (str, bytes)):
                 raise TypeError("vocabulary must be a sequence of words, not a single string")
             vocab = tuple(vocabulary)
             _check_unique(vocab)
         index = {w: i for i, w in enumerate(vocab)}
-        encoded = [[index[w] for w in toks if w in index] for toks in docs]
+        get = index.get
+        encoded = [[i for i in map(get, toks) if i is not None] for toks in docs]
         lengths = np.array([len(e) for e in encoded], dtype=np.int64)
         words = np.fromiter((i for e in encoded for i in e), dtype=np.int32, count=int(lengths.sum()))
-        return cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
+        corpus = cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
+        if vocabulary is None:
+            corpus = corpus.filter_vocabulary(
+                min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by
+            )
+        return corpus
 
     @classmethod
     def from_document_term(
@@ -673,6 +900,49 @@ class Corpus:
         drop = set(words)
         return self.restrict_vocabulary([w for w in self.vocabulary if w not in drop])[0]
 
+    def filter_vocabulary(
+        self,
+        *,
+        min_df: int | float = 1,
+        max_df: int | float = 1.0,
+        min_count: int = 1,
+        max_vocab: int | None = None,
+        rank_by: str = "df",
+    ) -> "Corpus":
+        """Keep the words that pass frequency filters computed on this corpus.
+
+        A word is kept if its document frequency ``df`` satisfies ``min_df <= df <= max_df``
+        (an int is a number of documents, a float in ``[0, 1]`` a fraction of ``D``: for
+        example ``max_df=0.25`` drops words in more than 25 % of the documents) and it occurs
+        at least ``min_count`` times in all; words that do not occur are always dropped. If
+        ``max_vocab`` is given, only the ``max_vocab`` remaining words with the highest score
+        are kept, the score being ``rank_by``:
+
+        * ``"df"``    -- document frequency;
+        * ``"count"`` -- total number of occurrences;
+        * ``"tfidf"`` -- total TF-IDF over the documents, ``sum_d tf(w, d) * log(D / df(w))``
+          with raw counts as ``tf`` (the ranking of the supervised-HDP paper), i.e.
+          ``count(w) * log(D / df(w))``.
+
+        Ties are broken alphabetically. Kept words keep their relative order and are
+        re-indexed ``0..V'-1``; documents may become empty. Returns a new Corpus (or ``self``
+        if every word is kept).
+        """
+        keep = _select_words(
+            self.vocabulary,
+            self.document_frequencies(),
+            self.word_counts(),
+            self.num_docs,
+            min_df=min_df,
+            max_df=max_df,
+            min_count=min_count,
+            max_vocab=max_vocab,
+            rank_by=rank_by,
+        )
+        if keep.all():
+            return self
+        return self.restrict_vocabulary([self.vocabulary[i] for i in np.flatnonzero(keep)])[0]
+
     def compact(self) -> "Corpus":
         """Keep only the words that occur in the corpus (relative order kept, ids re-indexed)."""
         used = self.word_counts() > 0
@@ -698,6 +968,24 @@ class Corpus:
                 "remove them with `corpus, kept = corpus.drop_empty()`"
             )
         return self
+
+    def kfold_splits(
+        self, num_folds: int = 5, seed: int = 0, stratify: bool = True
+    ) -> list[tuple["Corpus", "Corpus", int]]:
+        """K-fold cross-validation splits, each re-encoded like :meth:`train_test_split`.
+
+        Folds come from :func:`kfold_indices` (stratified by class when ``stratify`` and the
+        labels are ``[D]`` class ids). Returns ``num_folds`` triples
+        ``(train, test, n_test_tokens_dropped)``; fold ``k``'s test documents are the ``k``-th
+        test part, in original order, and its vocabulary the words occurring in its training part.
+        """
+        target = self.labels if self.labels is not None else self.num_docs
+        out = []
+        for train_idx, test_idx in kfold_indices(target, num_folds, seed, stratify):
+            train = self.subset(train_idx).compact()
+            test, dropped = self.subset(test_idx).restrict_vocabulary(train.vocabulary)
+            out.append((train, test, dropped))
+        return out
 
     def train_test_split(
         self, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
@@ -744,6 +1032,41 @@ def _diagnose(line: str) -> str:
         if not b.isdigit():
             return f"token {tok!r}: count {b!r} is not a nonnegative integer"
     return f"cannot parse line {line[:80]!r} (expected 'LABEL WORD_ID:COUNT ...')"
+
+
+RANKINGS = ("df", "count", "tfidf")
+
+
+def _select_words(
+    vocab, df, counts, num_docs, *, min_df, max_df, min_count, max_vocab, rank_by
+) -> np.ndarray:
+    """bool ``[V]``: the words kept by :meth:`Corpus.filter_vocabulary`."""
+    lo = _doc_count(min_df, num_docs, "min_df")
+    hi = _doc_count(max_df, num_docs, "max_df")
+    if hi < lo:
+        raise ValueError(
+            f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})"
+        )
+    if isinstance(min_count, (bool, np.bool_)) or int(min_count) != min_count or min_count < 0:
+        raise ValueError(f"min_count must be an integer >= 0, got {min_count!r}")
+    if rank_by not in RANKINGS:
+        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
+    keep = (df >= max(lo, 1)) & (df <= hi) & (counts >= int(min_count))
+    if max_vocab is not None:
+        if isinstance(max_vocab, (bool, np.bool_)) or int(max_vocab) < 0:
+            raise ValueError(f"max_vocab must be >= 0, got {max_vocab}")
+        if keep.sum() > int(max_vocab):
+            if rank_by == "df":
+                score = df.astype(np.float64)
+            elif rank_by == "count":
+                score = counts.astype(np.float64)
+            else:
+                with np.errstate(divide="ignore"):
+                    score = counts * np.log(num_docs / np.maximum(df, 1))
+            cand = sorted(np.flatnonzero(keep).tolist(), key=lambda i: (-score[i], vocab[i]))
+            keep = np.zeros(len(vocab), dtype=bool)
+            keep[cand[: int(max_vocab)]] = True
+    return keep
 
 
 def _doc_count(value, num_docs: int, name: str) -> int:

