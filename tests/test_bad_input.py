@@ -106,3 +106,35 @@ def test_cli_reports_errors_without_traceback(capsys, tmp_path):
     assert main(["fit", "--data", "poliblog", "--data-dir", str(missing),
                  "--out", str(tmp_path)]) == 2
     assert str(missing) in capsys.readouterr().err
+
+
+def test_bad_responses_of_the_other_models():
+    from topiczoo.kernels.responses import EpsilonInsensitive, Gaussian, MultiClass
+
+    with pytest.raises(ValueError, match="class label 7 out of range for 5 classes at document 1"):
+        MultiClass(Hinge(1.0, 64.0), 5).encode(np.array([0, 7, 2]))
+    with pytest.raises(TypeError, match="class labels must be integers"):
+        MultiClass(Logistic(1), 3).encode(np.array([0.5, 1.0]))
+    for response in (EpsilonInsensitive(1.0), Gaussian(1.0)):
+        with pytest.raises(ValueError, match="non-finite rating nan at document 2"):
+            response.encode(np.array([0.1, 0.2, np.nan]))
+    with pytest.raises(ValueError, match="eps must be a finite number >= 0"):
+        EpsilonInsensitive(1.0, -0.1)
+    with pytest.raises(ValueError, match="s2 must be a positive"):
+        Gaussian(0.0)
+    with pytest.raises(ValueError, match="num_classes must be an integer >= 2"):
+        MultiClass(Hinge(), 1)
+
+
+def test_multilabel_row_without_positive_label_when_forbidden():
+    corpus = _corpus([[0, 1], [2, 1], [0]], np.array([[1, 0], [0, 0], [0, 1]]))
+    with pytest.raises(ValueError, match="document 1 has no positive label"):
+        corpus.require_labels("multilabel", at_least_one=True)
+    corpus.require_labels("multilabel")  # allowed unless forbidden
+
+
+def test_cli_rejects_a_model_for_the_wrong_task(capsys, tmp_path):
+    assert main(["fit", "--model", "slda-gaussian", "--out", str(tmp_path)]) == 2
+    assert "takes regression data" in capsys.readouterr().err
+    assert main(["fit", "--model", "medlda-multitask", "--out", str(tmp_path)]) == 2
+    assert "takes multiclass data" in capsys.readouterr().err

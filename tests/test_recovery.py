@@ -16,7 +16,7 @@ from scipy.optimize import linear_sum_assignment
 
 from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
-from topiczoo.models import gslda, medlda
+from topiczoo.models import gslda, medlda, medlda_regression, slda_gaussian
 
 K, V, D, N_D = 3, 24, 240, 40
 ETA_TRUE = np.array([[3.0, -3.0, 0.0]], np.float32)
@@ -29,17 +29,18 @@ def _true_topics():
     return phi / phi.sum(1, keepdims=True)
 
 
-def _simulate(seed=0):
-    """A corpus from the gSLDA (c = 1, generative) declaration with fixed phi and eta."""
-    model = gslda(K, c=1.0, alpha=1.0, beta=0.1)
+def _simulate(seed=0, model=None, fixed=None):
+    """A corpus from a generative declaration (default gSLDA, c = 1) with fixed phi and eta."""
+    model = model or gslda(K, c=1.0, alpha=1.0, beta=0.1)
     doc_ids = jnp.repeat(jnp.arange(D), N_D)
     conditioned = handlers.condition(model.declaration,
-                                     {"phi": jnp.asarray(_true_topics()), "eta": ETA_TRUE})
+                                     {"phi": jnp.asarray(_true_topics()), "eta": ETA_TRUE,
+                                      **(fixed or {})})
     trace = handlers.trace(handlers.seed(conditioned, seed)).get_trace(
         doc_ids=doc_ids, num_docs=D, num_topics=K, vocab_size=V,
         alpha=model.alpha_per_topic, beta=model.beta, nu2=1.0)
     words = np.asarray(trace["w"]["value"], np.int32)
-    labels = np.asarray(trace["y"]["value"], np.int64)[0]
+    labels = np.asarray(trace["y"]["value"])[0]
     corpus = Corpus(words, np.arange(0, D * N_D + 1, N_D), tuple(f"w{i}" for i in range(V)),
                     labels=labels)
     return corpus
@@ -84,3 +85,23 @@ def test_gslda_eta_scale_is_recovered(corpus):
     eta = _matched_eta(result)
     contrast = eta[:, 0] - eta[:, 1]
     assert np.all(np.abs(contrast - 6.0) < 2.5), contrast
+
+
+def test_gaussian_slda_recovers_eta_and_noise_variance():
+    """Ratings y ~ N(eta . zbar, s2 = 0.25) from the Gaussian sLDA declaration."""
+    truth_model = slda_gaussian(K, learn_s2=True, alpha=1.0, beta=0.1)
+    corpus = _simulate(2, truth_model, {"s2": jnp.full((1, 1), 0.25)})
+    result = fit(slda_gaussian(K, learn_s2=True, alpha=1.0, beta=0.1), corpus, num_chains=2,
+                 num_iterations=120, num_snapshots=1, seed=0, progress=False)
+    eta = _matched_eta(result)
+    assert np.all(np.abs(eta - ETA_TRUE[0]) < 0.6), eta
+    s2 = result.posterior_draws()["augmentation_mean"][..., 0].mean()
+    assert 0.18 < s2 < 0.33, s2
+
+
+def test_medlda_regression_recovers_eta():
+    corpus = _simulate(3, slda_gaussian(K, learn_s2=False, s2=0.05, alpha=1.0, beta=0.1))
+    result = fit(medlda_regression(K, c=10.0, eps=0.05, alpha=1.0, beta=0.1), corpus,
+                 num_chains=2, num_iterations=120, num_snapshots=1, seed=0, progress=False)
+    eta = _matched_eta(result)
+    assert np.all(np.abs(eta - ETA_TRUE[0]) < 0.6), eta
