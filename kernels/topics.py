@@ -84,6 +84,45 @@ def _fill_exp_row(table, inv_table, row, j, centred, c):
         inv_table[row, k] = 1.0 / table[row, k]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_space_cumulative(d, w, eta, psi, rho, score, quad, inv_n, n_dk, n_wk, inv_nk, alpha,
+                          beta, lin, log_factor, cum):
+    """Cumulative weights ``cum`` [K] of a token's topics, the supervised factor in log space.
+
+    ``score`` [T] is the document's score without the token. The log factor, up to a
+    k-independent constant, is sum_t eta_tk (psi/N - rho S/N^2) - rho eta_tk^2 / (2 N^2)
+    (``quad`` [T] holds rho / (2 N^2)); it is shifted by its maximum before exponentiating.
+    ``lin`` and ``log_factor`` are scratch arrays. Returns the total weight.
+    """
+    num_tasks, num_topics = eta.shape
+    for t in range(num_tasks):
+        lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+    top = -np.inf
+    for k in range(num_topics):
+        acc = 0.0
+        for t in range(num_tasks):
+            e = eta[t, k]
+            acc += e * (lin[t] - quad[t] * e)
+        log_factor[k] = acc
+        if acc > top:
+            top = acc
+    total = 0.0
+    for k in range(num_topics):
+        total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k] * np.exp(log_factor[k] - top)
+        cum[k] = total
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _search(cum, u):
+    """The first k with cum[k] > u (linear search; the last index if none): with u uniform on
+    [0, cum[-1]) it is drawn with probability proportional to cum[k] - cum[k-1]."""
+    k = 0
+    while k < cum.shape[0] - 1 and cum[k] <= u:
+        k += 1
+    return k
+
+
 @numba.njit(cache=True, nogil=True)
 def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, seed,
                      max_exponent=_MAX_EXPONENT):
@@ -136,10 +175,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
                 for k in range(num_topics):
                     total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
                     cum[k] = total
-                u = np.random.random() * total
-                k_new = 0
-                while k_new < num_topics - 1 and cum[k_new] <= u:
-                    k_new += 1
+                k_new = _search(cum, np.random.random() * total)
                 z[i] = k_new
                 n_dk[d, k_new] += 1
                 n_wk[w, k_new] += 1
@@ -245,27 +281,9 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
                 num_log_space += 1
                 for t in range(num_tasks):
                     score[t] -= eta[t, k_old]
-                    lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-                top = -np.inf
-                for k in range(num_topics):
-                    acc = 0.0
-                    for t in range(num_tasks):
-                        e = eta[t, k]
-                        acc += e * (lin[t] - quad[t] * e)
-                    log_factor[k] = acc
-                    if acc > top:
-                        top = acc
-                total = 0.0
-                for k in range(num_topics):
-                    total += (
-                        (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
-                        * np.exp(log_factor[k] - top)
-                    )
-                    cum[k] = total
-            u = np.random.random() * total
-            k_new = 0
-            while k_new < num_topics - 1 and cum[k_new] <= u:
-                k_new += 1
+                total = _log_space_cumulative(d, w, eta, psi, rho, score, quad, inv_n, n_dk,
+                                              n_wk, inv_nk, alpha, beta, lin, log_factor, cum)
+            k_new = _search(cum, np.random.random() * total)
             z[i] = k_new
             n_dk[d, k_new] += 1
             n_wk[w, k_new] += 1
@@ -345,36 +363,16 @@ def _collapsed_sweep_reference(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi,
             n_k[k_old] -= 1
             inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
             if num_tasks > 0:
-                # log of the supervised factor up to a k-independent constant:
-                #   sum_t eta_tk (psi/N - rho S/N^2) - rho eta_tk^2 / (2 N^2),  S = score without n
                 for t in range(num_tasks):
                     score[t] -= eta[t, k_old]
-                    lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-                top = -np.inf
-                for k in range(num_topics):
-                    acc = 0.0
-                    for t in range(num_tasks):
-                        e = eta[t, k]
-                        acc += e * (lin[t] - quad[t] * e)
-                    log_factor[k] = acc
-                    if acc > top:
-                        top = acc
-                total = 0.0
-                for k in range(num_topics):
-                    total += (
-                        (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
-                        * np.exp(log_factor[k] - top)
-                    )
-                    cum[k] = total
+                total = _log_space_cumulative(d, w, eta, psi, rho, score, quad, inv_n, n_dk,
+                                              n_wk, inv_nk, alpha, beta, lin, log_factor, cum)
             else:
                 total = 0.0
                 for k in range(num_topics):
                     total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
                     cum[k] = total
-            u = np.random.random() * total
-            k_new = 0
-            while k_new < num_topics - 1 and cum[k_new] <= u:
-                k_new += 1
+            k_new = _search(cum, np.random.random() * total)
             z[i] = k_new
             n_dk[d, k_new] += 1
             n_wk[w, k_new] += 1
@@ -481,10 +479,7 @@ def _test_chain(words, doc_offsets, phi_wk, alpha, num_burnin, num_draws, lag, s
                 for k in range(num_topics):
                     total += (n_k[k] + alpha) * phi_wk[w, k]
                     cum[k] = total
-                u = np.random.random() * total
-                k_new = 0
-                while k_new < num_topics - 1 and cum[k_new] <= u:
-                    k_new += 1
+                k_new = _search(cum, np.random.random() * total)
                 z[i] = k_new
                 n_k[k_new] += 1.0
             if sweep > num_burnin and (sweep - num_burnin) % lag == 0:
