@@ -8,10 +8,12 @@ Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
   ``(chain, draw, task, topic)``; ``augmentation_mean`` ``(chain, draw, task)``; the
   label-invariant monitors (``log_likelihood``, ``eta_norm``, ...) ``(chain, draw)``.
 * ``warmup_posterior``: the same for the burn-in draws (absent when none were kept).
-* ``sample_stats``: per-draw sampler statistics, only when the fit recorded any (a draw named
-  ``time_per_iteration``): the fit records only its total wall time, which is stored as the
-  attributes ``train_seconds`` and ``seconds_per_iteration`` instead of a made-up per-draw
-  series.
+* ``sample_stats`` / ``warmup_sample_stats``: per-draw sampler statistics, dims
+  ``(chain, draw)``, split at burn-in like the posterior: ``time_per_iteration``, the
+  seconds per Gibbs cycle of the chunk that produced each draw (``FitResult.sample_stats``;
+  a draw of that name in ``FitResult.draws`` is routed here too). Absent when the fit
+  recorded none. The total wall time is also in the attributes ``train_seconds`` and
+  ``seconds_per_iteration``.
 * ``predictions``: ``scores`` ``(chain, snapshot, test_draw, task, document)``, the coordinate
   ``snapshot`` being the training iteration of each snapshot; ``zbar`` ``(chain, snapshot,
   test_draw, document, topic)`` when the prediction kept it.
@@ -39,7 +41,7 @@ __all__ = ["LABEL_INVARIANT", "load_datatree", "save_datatree", "to_datatree"]
 #: Monitors whose value does not depend on how the topics are labelled: comparable across
 #: chains, hence the ones convergence diagnostics and trace plots use by default.
 LABEL_INVARIANT = ("log_likelihood", "eta_norm", "train_loss", "train_accuracy",
-                   "omega_mean_abs", "augmentation_mean")
+                   "residual_norm", "train_mse", "omega_mean_abs", "augmentation_mean")
 
 #: Per-draw quantities that belong in ``sample_stats`` rather than ``posterior``.
 SAMPLE_STATS = ("time_per_iteration",)
@@ -137,14 +139,16 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
 
     Args:
       result: the fit (anything with ``draws``, ``draw_iterations``, ``num_burnin``,
-        ``model``, ``seed``, ``num_chains``, ``train_seconds``, ``token_iterations_per_second``
-        and, for ``prediction``, ``snapshots``).
+        ``model``, ``seed``, ``num_chains``, ``train_seconds``, ``token_iterations_per_second``,
+        optionally ``sample_stats`` and, for ``prediction``, ``snapshots``).
       prediction: a :class:`topiczoo.predict.Prediction` of that fit, for ``predictions``.
       test_labels: the test documents' labels ([D] or [T, D], 0/1), for ``observed_data``.
     Returns an ``xarray.DataTree`` with the groups described in the module docstring.
     """
     iterations = np.asarray(result.draw_iterations, np.int64)
     draws = {k: np.asarray(v) for k, v in result.draws.items()}
+    for name, array in (getattr(result, "sample_stats", None) or {}).items():
+        draws.setdefault(name, np.asarray(array))
     for name, array in draws.items():
         if array.ndim < 2 or array.shape[1] != iterations.shape[0]:
             raise ValueError(f"draw {name!r} has shape {array.shape}; expected [chains, "

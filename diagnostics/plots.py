@@ -32,7 +32,7 @@ from topiczoo.diagnostics.convergence import (  # noqa: E402
     whole_run,
 )
 
-__all__ = ["plot_gelman_rubin_brooks", "plot_rank", "plot_trace"]
+__all__ = ["plot_autocorr", "plot_gelman_rubin_brooks", "plot_rank", "plot_trace"]
 
 _DPI = 110
 
@@ -113,12 +113,15 @@ def _burnin_line(ax, tree, draws):
 
 
 def plot_trace(tree: xr.DataTree, path, var_names=None, *, include_warmup: bool = False,
-               kind: str = "kde") -> Path:
+               kind: str | None = "kde") -> Path:
     """Trace plot, one row per monitor (and element), chains in colours.
 
     Left column the marginal density of each chain (``kind``: "kde", "hist" or "ecdf"),
     right column value against iteration. Drawn by ``arviz_plots.plot_trace_dist``
     (``compact=False``), falling back to plain matplotlib (trace only) if arviz-plots fails.
+    ``kind=None`` draws the trace column only (plain matplotlib, panels sharing the iteration
+    axis): the better choice with ``include_warmup``, where a density of the whole run would
+    mix the burn-in transient into the marginal.
 
     Args:
       var_names: default the label-invariant monitors present in ``posterior``.
@@ -131,6 +134,10 @@ def plot_trace(tree: xr.DataTree, path, var_names=None, *, include_warmup: bool 
     rows = _num_panels(data, names)
     title = _title(tree, "Trace" + (" (whole run)" if include_warmup else " (posterior draws)"),
                    draws)
+    if kind is None:
+        fig = _plot_trace_matplotlib(data, names, tree)
+        _title_layout(fig, title, legend_room=1.0)
+        return _save(fig, path)
     try:
         import arviz_plots as azp
 
@@ -199,7 +206,13 @@ def _plot_trace_matplotlib(data, names, tree):
             ax.plot(draws, values[c], linewidth=1, color=f"C{c}", label=f"chain {c}")
         ax.set_ylabel(label)
         _burnin_line(ax, tree, draws)
-    axes[0, 0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    burnin = tree.attrs.get("num_burnin")
+    if burnin is not None and len(draws) and draws[0] <= burnin < draws[-1]:
+        handles.append(plt.Line2D([], [], color="0.4", linestyle=":", linewidth=1))
+        labels.append("end of burn-in")
+    axes[0, 0].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                      fontsize="small")
     axes[-1, 0].set_xlabel("iteration")
     _tidy_axes(fig)
     fig.tight_layout()
@@ -210,9 +223,11 @@ def _plot_trace_matplotlib(data, names, tree):
 
 
 def plot_rank(tree: xr.DataTree, path, var_names=None) -> Path:
-    """Rank plot (``arviz_plots.plot_rank``): per monitor, the fractional-rank ECDF of each
-    chain minus the uniform ECDF, with the simultaneous envelope; chains whose curve leaves
-    the envelope do not sample the same distribution. Posterior draws only.
+    """Rank plot (``arviz_plots.plot_rank``, method ``"mtc_c"``): per monitor, the ECDF of
+    each chain's fractional ranks (ranks over all chains pooled) minus the uniform ECDF.
+    Chains sampling the same distribution stay near 0. Each panel's title gives the p-value
+    of arviz-stats' multi-chain uniformity test (small: the chains disagree), and a grey halo
+    under a curve marks the ranks that test flags as suspicious. Posterior draws only.
 
     var_names: default the label-invariant monitors present, less those constant over all
     posterior draws (e.g. a training accuracy stuck at 1), whose ranks are all ties.
@@ -230,9 +245,37 @@ def plot_rank(tree: xr.DataTree, path, var_names=None) -> Path:
                        figure_kwargs={"figsize": (4.2 * cols, 3.0 * rows + 0.6)})
     pc.add_legend("chain")
     fig = pc.get_viz("figure")
+    _p_values_to_titles(fig)
+    _markers_as_halo(fig)
     _title_layout(fig, _title(tree, "Rank ECDF difference (posterior draws)",
                               tree["posterior"]["draw"].values))
     return _save(fig, path)
+
+
+def _markers_as_halo(fig, size: float = 80.0):
+    """arviz-plots draws its suspicious-rank markers over the curves, hiding the chain
+    colours once a few hundred draws are flagged (and its ``visuals`` validator rejects the
+    ``suspicious_points`` key it reads): move them under the curves, as a grey halo."""
+    from matplotlib.collections import PathCollection
+
+    for ax in fig.axes:
+        for collection in ax.collections:
+            if isinstance(collection, PathCollection):
+                collection.set_sizes([size])
+                collection.set_facecolor((0.0, 0.0, 0.0, 0.18))
+                collection.set_edgecolor("none")
+                collection.set_zorder(1)
+
+
+def _p_values_to_titles(fig):
+    """Move arviz-plots' in-panel p-value text (drawn over the curves) into the panel title."""
+    for ax in fig.axes:
+        for text in list(ax.texts):
+            content = text.get_text().strip()
+            if content.startswith("p="):
+                pretty = content.replace("(", ", ").replace(")", "").replace("=", " = ")
+                ax.set_title(f"{ax.get_title()}\nuniformity test {pretty}", fontsize="medium")
+                text.remove()
 
 
 # ------------------------------------------------------------------------------ GRB
@@ -293,3 +336,85 @@ def _log_y(ax, curve, threshold):
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_yticklabels([f"{t:g}" for t in ticks])
+
+
+# ------------------------------------------------------------------------------ autocorrelation
+
+
+def autocorrelation(tree: xr.DataTree, var_name: str, max_lag: int | None = None,
+                    group: str = "posterior") -> xr.DataArray:
+    """Autocorrelation function of each chain of ``tree[group][var_name]`` against lag in draws.
+
+    Computed by ``arviz_stats`` (the ``azstats.autocorr`` accessor, FFT-based, the estimator
+    its ESS uses) along ``draw``; returned with dims ``(chain, lag, ...)``, lag 0 to
+    ``max_lag`` (default: all lags up to the number of draws - 1). A constant chain gives NaN.
+    """
+    import arviz_stats  # noqa: F401  (registers the azstats accessor)
+
+    da = tree[group][var_name].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acf = da.to_dataset().azstats.autocorr(dim=["draw"])[var_name]
+    num_draws = da.sizes["draw"]
+    last = num_draws - 1 if max_lag is None else min(int(max_lag), num_draws - 1)
+    acf = acf.isel(draw=slice(0, last + 1)).rename(draw="lag")
+    return acf.assign_coords(lag=np.arange(last + 1, dtype=np.int64))
+
+
+def plot_autocorr(tree: xr.DataTree, path, var_names=None, *, max_lag: int = 50,
+                  group: str = "posterior") -> Path:
+    """Autocorrelation plot: per monitor (and element), the ACF of each chain against lag,
+    chains in colours, with the +-1.96/sqrt(n) band of white noise (n draws per chain).
+
+    ``arviz_plots.plot_autocorr`` (1.3) is not used: it selects lags by the ``draw``
+    coordinate's labels (ours are iteration numbers, so it fails unless the draws are
+    renumbered from 0) and draws its band at 1.96/sqrt(max_lag) instead of 1.96/sqrt(n). The
+    ACF comes from :func:`autocorrelation` (``arviz_stats``), the figure from matplotlib.
+
+    Args:
+      var_names: default the label-invariant monitors present in ``group``, less those
+        constant over all its draws (no autocorrelation is defined).
+      max_lag: largest lag shown, in draws (clipped to the number of draws - 1). With
+        thinning k, lag l is k*l iterations (said in the x label).
+      group: ``"posterior"`` (default) or ``"warmup_posterior"``.
+    """
+    names = _var_names(tree, var_names, group)
+    ds = tree[group]
+    if var_names is None:
+        names = [v for v in names if float(ds[v].max() - ds[v].min()) > 0] or names
+    panels = [(label, values) for v in names
+              for label, values in _elements(autocorrelation(tree, v, max_lag, group)
+                                             .rename(lag="draw").rename(v))]
+    num_draws = ds.sizes["draw"]
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 2.9 * rows + 0.7), sharex=True,
+                             sharey=True, squeeze=False)
+    band = 1.96 / math.sqrt(num_draws)
+    for ax, (label, values) in zip(axes.flat, panels):
+        lags = np.arange(values.shape[1])
+        ax.axhspan(-band, band, color="0.85", zorder=0)
+        ax.axhline(0.0, color="0.4", linewidth=0.8)
+        for c in range(values.shape[0]):
+            ax.plot(lags, values[c], linewidth=1.3, color=f"C{c}", label=f"chain {c}")
+        ax.set_title(label, fontsize="medium")
+        ax.set_ylim(-1.05, 1.05)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    thinning = int(tree.attrs.get("thinning", 1) or 1)
+    xlabel = "lag (draws)" if thinning == 1 else f"lag (draws of {thinning} iterations)"
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for row in axes:
+        row[0].set_ylabel("autocorrelation")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="0.85"))
+    labels.append(f"white noise\n\u00b11.96/\u221a{num_draws}")
+    fig.legend(handles, labels, loc="upper right",
+               bbox_to_anchor=(1.0, 1 - 0.5 / fig.get_size_inches()[1]), fontsize="small",
+               frameon=False)
+    which = "posterior draws" if group == "posterior" else "burn-in draws"
+    _title_layout(fig, _title(tree, f"Autocorrelation ({which})", ds["draw"].values),
+                  legend_room=1.4)
+    return _save(fig, path)

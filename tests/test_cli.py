@@ -33,3 +33,16 @@ def test_fit_writes_summary_tree_and_plot(tmp_path, capsys, model, extra, metric
     assert (out / "trace.png").stat().st_size > 10_000
     printed = capsys.readouterr().out
     assert "test (ma)" in printed and "r_hat" in printed
+
+
+def test_diagnose_writes_report(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["fit", "--out", str(out), *FAST]) == 0
+    capsys.readouterr()
+    assert main(["diagnose", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "r_hat" in printed and "log_likelihood" in printed
+    report = (out / "report.md").read_text()
+    for png in ("rank.png", "gelman_rubin_brooks.png", "autocorr.png"):
+        assert png in report and (out / png).stat().st_size > 5_000
+    assert main(["diagnose", str(tmp_path / "nothing")]) == 2

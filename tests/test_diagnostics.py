@@ -11,22 +11,27 @@ import xarray as xr
 
 from topiczoo.diagnostics import (
     LABEL_INVARIANT,
+    Report,
+    autocorrelation,
+    diagnose,
     format_table,
     gelman_rubin_brooks,
     load_datatree,
+    plot_autocorr,
     plot_gelman_rubin_brooks,
     plot_rank,
     plot_trace,
     save_datatree,
     summary_table,
     to_datatree,
+    write_report,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(), seed=3,
-                train_seconds=12.5):
+                train_seconds=12.5, sample_stats=None):
     """A FitResult look-alike carrying only what the diagnostics read."""
     response = types.SimpleNamespace(name="hinge", c=2.0, ell=164.0) if supervised else None
     model = types.SimpleNamespace(name="medlda" if supervised else "lda", num_topics=3,
@@ -39,7 +44,8 @@ def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(),
         iterations_done=int(iterations[-1]),
         token_iterations_per_second=(1000 * int(iterations[-1]) * num_chains / train_seconds
                                      if train_seconds else float("nan")),
-        snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots])
+        snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots],
+        **({} if sample_stats is None else {"sample_stats": sample_stats}))
 
 
 def supervised_draws(rng, num_chains=4, num_draws=40, num_tasks=2, num_topics=3):
@@ -83,7 +89,7 @@ def test_to_datatree_splits_burnin_and_keeps_iterations():
     assert post["augmentation_mean"].dims == ("chain", "draw", "task")
     assert post["log_likelihood"].dims == ("chain", "draw")
     np.testing.assert_array_equal(post["chain"].values, np.arange(4))
-    assert "sample_stats" not in tree.children  # the fit records no per-draw timing
+    assert "sample_stats" not in tree.children  # this fake fit recorded no per-draw timing
     attrs = tree.attrs
     assert attrs["created_by"] == "topiczoo"
     assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("medlda", 3, 3)
@@ -91,6 +97,25 @@ def test_to_datatree_splits_burnin_and_keeps_iterations():
         1.0, 0.01, 1.0, 2.0, 164.0)
     assert attrs["train_seconds"] == 12.5
     assert attrs["token_iterations_per_second"] == pytest.approx(1000 * 80 * 4 / 12.5)
+
+
+def test_to_datatree_routes_time_per_iteration_to_sample_stats():
+    rng = np.random.default_rng(12)
+    draws = supervised_draws(rng, num_chains=2, num_draws=10)
+    # two chunks of 5 iterations: 0.9 s/it (with compilation), then 0.2 s/it
+    timing = np.repeat([[0.9] * 5 + [0.2] * 5], 2, axis=0)
+    tree = to_datatree(fake_result(draws, np.arange(1, 11), num_burnin=4,
+                                   sample_stats={"time_per_iteration": timing}))
+    stats, warm = tree["sample_stats"], tree["warmup_sample_stats"]
+    assert stats["time_per_iteration"].dims == ("chain", "draw")
+    np.testing.assert_array_equal(stats["draw"].values, np.arange(5, 11))
+    np.testing.assert_array_equal(stats["time_per_iteration"].values, timing[:, 4:])
+    np.testing.assert_array_equal(warm["time_per_iteration"].values, timing[:, :4])
+    assert "time_per_iteration" not in tree["posterior"].data_vars
+    # a draw of that name in ``draws`` is routed the same way
+    routed = to_datatree(fake_result({**draws, "time_per_iteration": timing},
+                                     np.arange(1, 11), num_burnin=4))
+    xr.testing.assert_equal(routed["sample_stats"].to_dataset(), stats.to_dataset())
 
 
 def test_to_datatree_unsupervised_has_no_response_attrs_and_no_warmup_when_none():
@@ -283,6 +308,111 @@ def test_plot_gelman_rubin_brooks_png(tmp_path, plot_tree):
         plot_gelman_rubin_brooks(plot_tree, tmp_path / "x.png", var_names=("absent",))
 
 
+def test_autocorrelation_matches_numpy():
+    rng = np.random.default_rng(13)
+    values = np.empty((3, 200))
+    for c in range(3):  # AR(1) chains, phi = 0.8
+        x = np.zeros(200)
+        for t in range(1, 200):
+            x[t] = 0.8 * x[t - 1] + rng.standard_normal()
+        values[c] = x
+    acf = autocorrelation(tree_of(values), "eta_norm", max_lag=10)
+    assert acf.dims == ("chain", "lag") and acf.sizes["lag"] == 11
+    for c in range(3):
+        x = values[c] - values[c].mean()
+        full = np.correlate(x, x, "full")[len(x) - 1:]
+        np.testing.assert_allclose(acf.values[c], full[:11] / full[0], atol=1e-10)
+    assert 0.6 < acf.values[:, 1].mean() < 0.95  # about phi
+    assert autocorrelation(tree_of(values), "eta_norm").sizes["lag"] == 200  # all lags
+
+
+def test_plot_autocorr_png(tmp_path, plot_tree):
+    assert_png(plot_autocorr(plot_tree, tmp_path / "acf.png", max_lag=20))
+    assert_png(plot_autocorr(plot_tree, tmp_path / "acf1.png", ["eta_norm"], max_lag=500))
+
+
+# ------------------------------------------------------------------------------ report
+
+
+def _run_dir(tmp_path, plot_tree_result, *, summary=True):
+    """A run directory like the one ``topiczoo fit`` writes, from a fake fit."""
+    import json
+
+    result, scores, labels = plot_tree_result
+    tree = to_datatree(result, types.SimpleNamespace(scores=scores, zbar=None), labels)
+    save_datatree(tree, tmp_path / "posterior.nc")
+    if summary:
+        (tmp_path / "summary.json").write_text(json.dumps({
+            "model": "medlda", "data": "toy", "topics": 3, "chains": 4, "iterations": 60,
+            "burnin": 30, "seed": 3, "hyperparameters": {"alpha": 1.0, "c": 2.0},
+            "test_accuracy": 0.75, "average": "ma",
+            "test_accuracy_by_strategy": {"sf": 0.5, "sa": 0.625, "mf": 0.6875, "ma": 0.75},
+            "train_seconds": 12.5, "predict_seconds": 1.5}))
+    return tree
+
+
+@pytest.fixture(scope="module")
+def report_fit():
+    rng = np.random.default_rng(14)
+    draws = supervised_draws(rng, num_draws=60, num_tasks=1)
+    draws["eta_norm"] = (converging_chains(num_draws=60, scale=8.0) + 3).astype(np.float32)
+    timing = np.repeat([[2.0] * 30 + [0.1] * 20 + [0.12] * 10], 4, axis=0)
+    result = fake_result(draws, np.arange(1, 61), num_burnin=30, snapshots=(40, 50, 60),
+                         sample_stats={"time_per_iteration": timing})
+    scores = rng.normal(size=(4, 3, 5, 1, 16)).astype(np.float32)
+    labels = rng.integers(0, 2, size=16)
+    return result, scores, labels
+
+
+def test_write_report_and_diagnose(tmp_path, report_fit):
+    tree = _run_dir(tmp_path, report_fit)
+    report = write_report(tmp_path)
+    assert isinstance(report, Report) and report.notes == []
+    path, table, *_ = report
+    assert path == tmp_path / "report.md"
+    assert table == format_table(summary_table(tree))
+    text = path.read_text()
+    for needle in ("## Run", "| data | toy |", "## Test accuracy", "| single final (SF) | 0.5000 |",
+                   "| multiple average (MA) | 0.7500 |", "## Convergence", "`eta_norm`",
+                   "r_hat_classic", "ess_tail", "mcse_mean", "## Timing",
+                   "first chunk 2.000 (includes compilation)", "median of the 2 other chunk(s)",
+                   "training snapshots (T_TR) | 3 per chain, iterations 40, 50, 60"):
+        assert needle in text, needle
+    assert "eta[" not in text  # label-switching parameters stay out
+    assert set(report.figures) == {"trace", "rank", "gelman_rubin_brooks", "autocorr"}
+    for figure in report.figures.values():
+        assert figure.parent == tmp_path and f"]({figure.name})" in text
+        assert_png(figure)
+    assert report.accuracy == {"sf": 0.5, "sa": 0.625, "mf": 0.6875, "ma": 0.75}
+    out = diagnose(tmp_path)
+    assert out.startswith("test accuracy: sf 0.5000  sa 0.6250  mf 0.6875  ma 0.7500")
+    assert table in out and str(tmp_path / "report.md") in out
+
+
+def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
+    result, scores, labels = report_fit
+    one = fake_result({k: v[:1] for k, v in result.draws.items()}, result.draw_iterations,
+                      30, snapshots=(40, 50, 60))
+    tree = _run_dir(tmp_path, (one, scores[:1], labels), summary=False)
+    report = write_report(tmp_path)
+    y = labels[None]
+    from topiczoo.predict import reduce_scores
+    for s in ("sf", "sa", "mf", "ma"):  # recomputed from the tree
+        assert report.accuracy[s] == pytest.approx(np.mean((reduce_scores(scores[:1], s) > 0)
+                                                           == y))
+    assert "recomputed from the tree" in report.path.read_text()
+    assert "gelman_rubin_brooks" not in report.figures  # needs 2 chains: said, not raised
+    assert any("2 chains" in n for n in report.notes)
+    assert "not drawn" in report.path.read_text()
+    assert "?" in report.table  # R-hat undefined with one chain
+    assert tree.attrs["num_chains"] == 1
+
+
+def test_write_report_needs_posterior_nc(tmp_path):
+    with pytest.raises(FileNotFoundError, match="posterior.nc"):
+        write_report(tmp_path)
+
+
 # ------------------------------------------------------------------------------ real fit
 
 
@@ -307,6 +437,9 @@ def test_real_tiny_fit_end_to_end(tmp_path):
     np.testing.assert_array_equal(tree["predictions"]["snapshot"].values,
                                   [s.iteration for s in result.snapshots])
     assert tree["posterior"]["eta"].shape == (2, 6, 1, 3)
+    timing = tree["sample_stats"]["time_per_iteration"]  # per-draw timing of the fit
+    assert timing.dims == ("chain", "draw") and timing.shape == (2, 6)
+    assert float(timing.min()) > 0
     assert tree.attrs["model"] == "gslda" and tree.attrs["c"] == 1.0
     table = summary_table(tree)
     assert "eta_norm" in table.index and table.notna().any().all()

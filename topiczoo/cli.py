@@ -1,4 +1,4 @@
-"""Command line: ``topiczoo fit`` (see ``topiczoo fit --help``)."""
+"""Command line: ``topiczoo fit`` and ``topiczoo diagnose`` (see ``topiczoo COMMAND --help``)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,12 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--checkpoint", action="store_true",
                    help="write OUT/checkpoint.pkl after every chunk and resume from it")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
+    d = sub.add_parser(
+        "diagnose", help="convergence report of a run directory written by 'topiczoo fit'",
+        description="Write RUN_DIR/report.md with the R-hat / ESS / MCSE table of the "
+                    "label-invariant monitors and trace, rank, Gelman-Rubin-Brooks and "
+                    "autocorrelation plots; print the table.")
+    d.add_argument("run_dir", help="a directory written by 'topiczoo fit' (has posterior.nc)")
     return parser
 
 
@@ -216,6 +222,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "fit":
             run_fit(args)
+        elif args.command == "diagnose":
+            from topiczoo.diagnostics import diagnose
+
+            print(diagnose(args.run_dir))
     except (ValueError, TypeError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

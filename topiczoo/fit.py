@@ -6,7 +6,14 @@ state (``post_warmup_state``), which gives, at no cost to the sampler:
 * progress lines on long runs (iteration, monitors, throughput);
 * topic-word snapshots at chunk ends only (the K x V counts are never collected per draw);
 * a checkpoint after every chunk, so an interrupted run resumes where it stopped, and the
-  resumed run is identical to an uninterrupted one (the chain's key lives in the state).
+  resumed run is identical to an uninterrupted one (the chain's key lives in the state);
+* a per-draw timing, ``time_per_iteration``: the wall time of each chunk divided by its
+  length, given to every draw kept in that chunk (see :class:`FitResult`).
+
+Training snapshots (the averaging paper's selected models T_TR) are taken either at
+``num_snapshots`` evenly spaced points after burn-in or, with ``snapshot_lag`` = L_TR, at
+every L_TR-th iteration after burn-in B_TR: iterations B_TR + L_TR, B_TR + 2 L_TR, ..., plus
+the last iteration if it is not among them.
 
 Every ``MCMC.run`` re-traces and re-compiles numpyro's collection loop (about 3 s for a
 supervised kernel here). JAX's persistent compilation cache turns each repeat into a cache hit
@@ -56,6 +63,16 @@ class FitResult:
     draws: per-draw quantities ``{name: [C, S, ...]}`` (the kernel's ``params``: eta and the
       label-invariant monitors), burn-in included; ``draw_iterations`` [S] says at which
       iteration each was taken. ``snapshots``: post-burn-in :class:`Snapshot` list.
+    sample_stats: per-draw sampler statistics ``{name: [C, S]}``, aligned with ``draws``:
+      ``time_per_iteration`` (float64 seconds per Gibbs cycle): the wall time of the chunk
+      (one ``MCMC.run``) that produced the draw divided by the chunk's number of iterations,
+      the same value for every draw and chain of a chunk (vectorized chains share one wall
+      clock). The first chunk includes tracing and compilation (as does the first chunk of
+      each new length, and the first chunk after a resume), so its value is an upper bound;
+      judge speed by the later chunks. Draws restored from a checkpoint written before this
+      field existed get NaN. Kept apart from ``draws`` because it is not a function of the
+      chain's state (two identical runs differ in it); :func:`topiczoo.diagnostics.to_datatree`
+      puts it in the ``sample_stats`` group.
     state: the last :class:`GibbsState` of every chain (numpy), to continue the run.
     train_seconds: wall time of the sampling, compile time included.
     """
@@ -72,6 +89,7 @@ class FitResult:
     state: GibbsState | None = None
     train_seconds: float = 0.0
     num_tokens: int = 0
+    sample_stats: dict = field(default_factory=dict)
 
     @property
     def iterations_done(self) -> int:
@@ -84,10 +102,21 @@ class FitResult:
             return float("nan")
         return self.num_tokens * self.iterations_done * self.num_chains / self.train_seconds
 
-    def posterior_draws(self) -> dict:
-        """The draws after burn-in: ``{name: [C, S_post, ...]}``."""
+    def posterior_draws(self, include_stats: bool = False) -> dict:
+        """The draws after burn-in: ``{name: [C, S_post, ...]}``; with ``include_stats`` the
+        :attr:`sample_stats` (``time_per_iteration``) too."""
         keep = self.draw_iterations > self.num_burnin
-        return {k: v[:, keep] for k, v in self.draws.items()}
+        items = dict(self.draws)
+        if include_stats:
+            items.update(self.sample_stats)
+        return {k: v[:, keep] for k, v in items.items()}
+
+    def __setstate__(self, state):
+        # checkpoints written before ``sample_stats`` existed: NaN timing for their draws
+        self.__dict__.update(state)
+        if "sample_stats" not in state:
+            shape = (int(self.num_chains), len(self.draw_iterations))
+            self.sample_stats = {"time_per_iteration": np.full(shape, np.nan)}
 
 
 def enable_compilation_cache(path=None) -> str | None:
@@ -106,18 +135,35 @@ def enable_compilation_cache(path=None) -> str | None:
     return str(path)
 
 
-def _schedule(num_iterations, num_burnin, num_snapshots, chunk):
-    """Chunk ends: every ``chunk`` iterations, plus the burn-in end and the snapshot points."""
+def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_lag=None):
+    """Iterations at which :func:`fit` takes its snapshots (sorted list).
+
+    With ``snapshot_lag`` L: B + L, B + 2L, ... up to ``num_iterations``, plus
+    ``num_iterations`` itself (the averaging paper's T_TR = {i in (B, T]: (i - B) mod L = 0},
+    with the last iteration added). Otherwise ``num_snapshots`` points evenly spaced over
+    (B, T], the last at T.
+    """
     post = num_iterations - num_burnin
-    snaps = sorted({num_burnin + math.ceil(post * (i + 1) / num_snapshots)
-                    for i in range(num_snapshots)}) if post > 0 else []
+    if post <= 0:
+        return []
+    if snapshot_lag is not None:
+        return sorted(set(range(num_burnin + snapshot_lag, num_iterations + 1, snapshot_lag))
+                      | {num_iterations})
+    return sorted({num_burnin + math.ceil(post * (i + 1) / num_snapshots)
+                   for i in range(num_snapshots)})
+
+
+def _schedule(num_iterations, num_burnin, num_snapshots, chunk, snapshot_lag=None):
+    """Chunk ends: every ``chunk`` iterations, plus the burn-in end and the snapshot points."""
+    snaps = snapshot_iterations(num_iterations, num_burnin, num_snapshots, snapshot_lag)
     ends = set(range(chunk, num_iterations, chunk)) | {num_burnin, num_iterations} | set(snaps)
     return sorted(e for e in ends if e > 0), set(snaps)
 
 
 def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
-        num_burnin: int | None = None, num_snapshots: int = 5, thinning: int = 1,
-        seed: int = 0, chain_method: str = "vectorized", chunk: int = 50,
+        num_burnin: int | None = None, num_snapshots: int = 5,
+        snapshot_lag: int | None = None, thinning: int = 1, seed: int = 0,
+        chain_method: str = "vectorized", chunk: int = 50,
         progress: bool = True, checkpoint: str | os.PathLike | None = None,
         compilation_cache: bool = True) -> FitResult:
     """Run ``num_chains`` chains of the exact Gibbs sampler of ``model`` on ``corpus``.
@@ -126,8 +172,14 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
       model: a :class:`topiczoo.models.TopicModel` (e.g. ``gslda(20, c=25)``).
       corpus: training :class:`topiczoo.corpus.Corpus` (labels required if supervised).
       num_iterations: Gibbs cycles per chain, burn-in included.
-      num_burnin: cycles before the first snapshot (default: half of ``num_iterations``).
-      num_snapshots: topic-word snapshots kept after burn-in, evenly spaced, the last at the end.
+      num_burnin: B_TR, cycles before the first snapshot (default: half of
+        ``num_iterations``). Draws before it are kept too (``draw_iterations`` <= B_TR).
+      num_snapshots: topic-word snapshots kept after burn-in, evenly spaced, the last at the
+        end (ignored when ``snapshot_lag`` is given).
+      snapshot_lag: L_TR: if given, a snapshot every ``snapshot_lag`` iterations after burn-in
+        (iterations B_TR + L_TR, B_TR + 2 L_TR, ...) and one at the last iteration, overriding
+        ``num_snapshots``; see :func:`snapshot_iterations`. Each snapshot ends a chunk, so a
+        small lag means more ``MCMC.run`` calls (about 0.5 s each with the compilation cache).
       thinning: keep every ``thinning``-th draw of the per-draw quantities.
       seed: determines the run, chain by chain (host randomness included).
       chain_method: ``"vectorized"`` or ``"sequential"`` (numpyro's).
@@ -140,10 +192,11 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
     num_burnin = num_iterations // 2 if num_burnin is None else int(num_burnin)
     for name, value, low in (("num_chains", num_chains, 1), ("num_iterations", num_iterations, 1),
                              ("num_snapshots", num_snapshots, 0), ("thinning", thinning, 1),
-                             ("chunk", chunk, 1), ("num_burnin", num_burnin, 0)):
+                             ("chunk", chunk, 1), ("num_burnin", num_burnin, 0),
+                             ("snapshot_lag", 1 if snapshot_lag is None else snapshot_lag, 1)):
         if int(value) != value or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if num_burnin >= num_iterations and num_snapshots > 0:
+    if num_burnin >= num_iterations and (num_snapshots > 0 or snapshot_lag is not None):
         raise ValueError(f"num_burnin ({num_burnin}) must be below num_iterations "
                          f"({num_iterations}) to take snapshots")
     if chain_method not in ("vectorized", "sequential"):
@@ -161,7 +214,8 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
     if result is None:
         result = FitResult(model, tuple(corpus.vocabulary), num_chains, num_burnin, thinning, seed,
                            num_tokens=corpus.num_tokens)
-    ends, snapshot_points = _schedule(num_iterations, num_burnin, num_snapshots, chunk)
+    ends, snapshot_points = _schedule(num_iterations, num_burnin, num_snapshots, chunk,
+                                      snapshot_lag)
     mcmc_by_length = {}
     start = result.iterations_done
     for end in ends:
@@ -170,7 +224,8 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
         length = end - start
         if length % thinning:
             raise ValueError(f"chunk of {length} iterations is not a multiple of thinning "
-                             f"{thinning}; choose chunk/num_burnin/num_snapshots to fit")
+                             f"{thinning}; choose chunk/num_burnin/num_snapshots/snapshot_lag "
+                             "to fit")
         mcmc = mcmc_by_length.get(length)
         if mcmc is None:
             mcmc = mcmc_by_length[length] = MCMC(
@@ -190,12 +245,17 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
         state = jax.tree.map(np.asarray, mcmc.last_state)
         if num_chains == 1:
             state = jax.tree.map(lambda a: a[None], state)
-        result.train_seconds += time.perf_counter() - tic
+        seconds = time.perf_counter() - tic
+        result.train_seconds += seconds
         result.state = state
         new_iterations = np.arange(start + thinning, end + 1, thinning)
         result.draw_iterations = np.concatenate([result.draw_iterations, new_iterations])
         result.draws = draws if not result.draws else {
             k: np.concatenate([result.draws[k], draws[k]], axis=1) for k in draws}
+        timing = np.full((num_chains, len(new_iterations)), seconds / length)
+        previous = result.sample_stats.get("time_per_iteration")
+        result.sample_stats["time_per_iteration"] = (
+            timing if previous is None else np.concatenate([previous, timing], axis=1))
         if end in snapshot_points:
             result.snapshots.append(Snapshot(end, state.topics.n_wk.copy(),
                                              state.topics.n_k.copy(), state.eta.copy()))

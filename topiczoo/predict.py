@@ -3,13 +3,23 @@
 For every training chain c and snapshot i, a test chain samples the test documents' topics with
 Phi-hat of that snapshot held fixed and no response term; its kept draw j gives scores
 ``S[c, i, j] = eta_{c,i} . zbar_j`` for every task and test document. Scores are label-invariant
-(eta and zbar of one chain share their labelling), so they average across chains. The four
-strategies of the averaging paper are reductions of S:
+(eta and zbar of one chain share their labelling), so they average across chains.
 
-* ``sf`` single final:     the last snapshot's last test draw of chain 0;
-* ``sa`` single average:   chain 0, last snapshot, mean over test draws;
-* ``mf`` multiple final:   mean over chains and snapshots of each test chain's last draw;
-* ``ma`` multiple average: mean over chains, snapshots and test draws.
+In the averaging paper's terms (Nguyen, Boyd-Graber and Resnik 2014, eqs 1-4): the snapshots
+i are the selected training samples T_TR (burn-in B_TR and lag L_TR: ``fit(num_burnin=,
+snapshot_lag=)``), the kept test draws j the selected test samples T_TE (burn-in B_TE and lag
+L_TE: ``predict(num_burnin=, lag=)``). Each (chain, snapshot) pair is one "model" of the paper,
+so several training chains count as several models. The four strategies are reductions of S:
+
+* ``sf`` single final (eq. 1):     chain 0, last snapshot, last test draw: S(T_TR, T_TE);
+* ``sa`` single average (eq. 2):   chain 0, last snapshot, mean over the test draws;
+* ``mf`` multiple final (eq. 3):   mean over all chains and snapshots of each test chain's
+  last draw;
+* ``ma`` multiple average (eq. 4): mean over all chains, snapshots and test draws.
+
+For classification, :meth:`Prediction.decision_scores` can average either the scores (as
+above; the papers' prediction rule sign(omega)) or, for the logistic response, the predictive
+probabilities sigmoid(S) (the Monte Carlo estimate of the posterior predictive probability).
 """
 
 from __future__ import annotations
@@ -22,18 +32,41 @@ from topiczoo.kernels.topics import sample_test_topics
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
+#: What :meth:`Prediction.decision_scores` may average.
+AVERAGES = ("scores", "probabilities")
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -x)
+
+
+def _check_strategy(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown averaging strategy {strategy!r}; choose from {STRATEGIES}")
+
+
+def _select(values: np.ndarray, strategy: str) -> np.ndarray:
+    """The samples a strategy averages, stacked on a leading axis: [N, T, D]."""
+    _check_strategy(strategy)
+    if values.ndim != 5:
+        raise ValueError(f"scores must be [C, I, J, T, D] (chain, snapshot, test draw, task, "
+                         f"document), got shape {values.shape}")
+    if strategy == "sf":
+        return values[0, -1, -1][None]
+    if strategy == "sa":
+        return values[0, -1]
+    if strategy == "mf":
+        return values[:, :, -1].reshape((-1,) + values.shape[3:])
+    return values.reshape((-1,) + values.shape[3:])
+
 
 def reduce_scores(scores: np.ndarray, strategy: str) -> np.ndarray:
-    """Average scores [C, I, J, T, D] by a strategy of :data:`STRATEGIES` -> [T, D]."""
-    if strategy == "sf":
-        return scores[0, -1, -1]
-    if strategy == "sa":
-        return scores[0, -1].mean(0)
-    if strategy == "mf":
-        return scores[:, :, -1].mean((0, 1))
-    if strategy == "ma":
-        return scores.mean((0, 1, 2))
-    raise ValueError(f"unknown averaging strategy {strategy!r}; choose from {STRATEGIES}")
+    """Average scores [C, I, J, T, D] by a strategy of :data:`STRATEGIES` -> [T, D].
+
+    sf: ``S[0, -1, -1]``; sa: ``S[0, -1].mean(J)``; mf: ``S[:, :, -1].mean(C, I)``;
+    ma: ``S.mean(C, I, J)`` (see the module docstring).
+    """
+    return _select(np.asarray(scores), strategy).mean(0)
 
 
 @dataclass
@@ -52,21 +85,54 @@ class Prediction:
         """Averaged scores omega [T, D]."""
         return reduce_scores(self.scores, strategy)
 
-    def labels(self, strategy: str = "ma") -> np.ndarray:
+    def _check_average(self, average: str) -> None:
+        if average not in AVERAGES:
+            raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
+        if average == "probabilities" and not hasattr(self.response, "probability"):
+            raise TypeError(f"the {self.response.name} response gives no probabilities: "
+                            "only average='scores'")
+
+    def decision_scores(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
+        """Decision scores [T, D] of a strategy: label 1 where > 0.
+
+        average:
+          ``"scores"`` (default, any response): the strategy's mean of the scores S(c, i, j),
+          as :meth:`score`;
+          ``"probabilities"`` (logistic response only): the log-odds of the strategy's mean
+          of the probabilities sigmoid(S(c, i, j)), i.e. logit(mean sigmoid(S)), computed
+          without overflow. Same sign convention, so ``> 0`` decides label 1; for a single
+          sample (sf) it equals the score.
+        """
+        self._check_average(average)
+        if average == "scores":
+            return self.score(strategy)
+        samples = _select(np.asarray(self.scores, np.float64), strategy)
+        log_p1 = np.logaddexp.reduce(_log_sigmoid(samples), axis=0)  # log sum of p(y=1)
+        log_p0 = np.logaddexp.reduce(_log_sigmoid(-samples), axis=0)  # log sum of p(y=0)
+        return log_p1 - log_p0
+
+    def labels(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
         """Predicted labels [D] (single task) or [T, D], in the corpus' coding (0/1)."""
-        out = np.asarray(self.response.decide(self.score(strategy)))
+        out = np.asarray(self.response.decide(self.decision_scores(strategy, average)))
         return out[0] if out.shape[0] == 1 else out
 
-    def probabilities(self, strategy: str = "ma") -> np.ndarray:
-        """p(y = 1) from the averaged score (logistic response only)."""
+    def probabilities(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
+        """p(y = 1) (logistic response only): sigmoid of the averaged score
+        (``average="scores"``) or the average of the per-sample probabilities
+        (``"probabilities"``)."""
         if not hasattr(self.response, "probability"):
             raise TypeError(f"the {self.response.name} response gives no probabilities")
-        out = np.asarray(self.response.probability(self.score(strategy)))
+        self._check_average(average)
+        if average == "scores":
+            out = np.asarray(self.response.probability(self.score(strategy)))
+        else:
+            samples = _select(np.asarray(self.scores, np.float64), strategy)
+            out = np.exp(_log_sigmoid(samples)).mean(0)
         return out[0] if out.shape[0] == 1 else out
 
-    def accuracy(self, labels, strategy: str = "ma") -> float:
+    def accuracy(self, labels, strategy: str = "ma", average: str = "scores") -> float:
         """Fraction of test documents whose predicted label equals ``labels`` (0/1)."""
-        return float(np.mean(self.labels(strategy) == np.asarray(labels)))
+        return float(np.mean(self.labels(strategy, average) == np.asarray(labels)))
 
 
 def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int = 10,

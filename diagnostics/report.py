@@ -1,0 +1,311 @@
+"""A Markdown diagnostics report of a run directory (what ``topiczoo fit`` writes).
+
+:func:`write_report` reads ``RUN_DIR/posterior.nc`` (the ArviZ DataTree of
+:func:`topiczoo.diagnostics.to_datatree`) and, if present, ``RUN_DIR/summary.json``, and writes
+into ``RUN_DIR``:
+
+* ``report.md``: run settings; test accuracy of the four averaging strategies (SF, SA, MF,
+  MA: from ``summary.json``, or recomputed from the tree's ``predictions`` and
+  ``observed_data`` when there is no summary); timing (total and per iteration from the
+  ``time_per_iteration`` sample statistic when recorded); the convergence table of the
+  label-invariant monitors (rank-normalised split R-hat, classic Gelman-Rubin R-hat, bulk and
+  tail ESS, MCSE of the mean: :func:`topiczoo.diagnostics.summary_table`); and the figures;
+* the figures (PNG): ``trace_whole_run.png`` (trace of the whole run, burn-in included and
+  marked), ``rank.png`` (rank ECDF differences, posterior draws), ``gelman_rubin_brooks.png``
+  (shrink factor against iteration for ``eta_norm``, ``log_likelihood``, ``train_loss``),
+  ``autocorr.png`` (autocorrelation of each chain, posterior draws). The ``trace.png`` that
+  ``topiczoo fit`` writes is left alone.
+
+A figure that cannot be drawn (e.g. a Gelman-Rubin-Brooks curve of a single chain) is
+replaced in the report by a line saying why; the other parts are still written.
+
+:func:`diagnose` is the command-line entry: it writes the report and returns the text to
+print (accuracy, the plain-text convergence table, the files written).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from topiczoo.diagnostics.arviz_io import load_datatree
+from topiczoo.diagnostics.convergence import format_table, summary_table
+from topiczoo.diagnostics.plots import (plot_autocorr, plot_gelman_rubin_brooks, plot_rank,
+                                        plot_trace)
+
+__all__ = ["Report", "diagnose", "write_report"]
+
+STRATEGY_NAMES = {"sf": "single final (SF)", "sa": "single average (SA)",
+                  "mf": "multiple final (MF)", "ma": "multiple average (MA)"}
+
+#: Monitors of the Gelman-Rubin-Brooks figure (those present are drawn).
+GRB_MONITORS = ("eta_norm", "log_likelihood", "train_loss")
+
+FIGURES = {"trace": "trace_whole_run.png", "rank": "rank.png",
+           "gelman_rubin_brooks": "gelman_rubin_brooks.png", "autocorr": "autocorr.png"}
+
+
+class Report(NamedTuple):
+    """What :func:`write_report` returns: unpack as ``path, table = write_report(run_dir)``.
+
+    path: the ``report.md`` written; table: the plain-text convergence table
+    (:func:`topiczoo.diagnostics.format_table`, empty if the run has no post-burn-in draws);
+    figures: ``{name: Path}`` of the PNGs drawn; accuracy: ``{strategy: accuracy}`` reported
+    (may be empty); notes: why a part was left out, if any.
+    """
+
+    path: Path
+    table: str
+    figures: dict
+    accuracy: dict
+    notes: list
+
+
+def _plain(value):
+    """numpy scalars from netCDF attributes as plain Python values."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _fmt_number(value) -> str:
+    value = _plain(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _accuracy_from_tree(tree) -> dict:
+    """Accuracy of each strategy from ``predictions/scores`` and ``observed_data/y``.
+
+    Both supervised responses decide label 1 where the averaged score is > 0; labels are 0/1.
+    """
+    from topiczoo.predict import STRATEGIES, reduce_scores
+
+    if "predictions" not in tree.children or "observed_data" not in tree.children:
+        return {}
+    scores = tree["predictions"]["scores"].transpose(
+        "chain", "snapshot", "test_draw", "task", "document").values
+    y = tree["observed_data"]["y"].transpose("task", "document").values
+    return {s: float(np.mean((reduce_scores(scores, s) > 0) == (y > 0))) for s in STRATEGIES}
+
+
+def _settings_rows(tree, summary) -> list:
+    attrs = {k: _plain(v) for k, v in tree.attrs.items()}
+    rows = [("model", attrs.get("model", summary.get("model"))),
+            ("data", summary.get("data", "?")),
+            ("topics K", attrs.get("num_topics", summary.get("topics"))),
+            ("chains", attrs.get("num_chains", summary.get("chains"))),
+            ("iterations (per chain)", attrs.get("iterations", summary.get("iterations"))),
+            ("burn-in B_TR", attrs.get("num_burnin", summary.get("burnin"))),
+            ("thinning", attrs.get("thinning", 1)),
+            ("seed", attrs.get("seed", summary.get("seed")))]
+    hyper = summary.get("hyperparameters") or {
+        k: attrs[k] for k in ("alpha", "beta", "nu2", "c", "ell") if k in attrs}
+    if hyper:
+        rows.append(("hyperparameters", ", ".join(f"{k} = {_fmt_number(v)}"
+                                                  for k, v in hyper.items())))
+    if "response" in attrs:
+        rows.append(("response", attrs["response"]))
+    if "predictions" in tree.children:
+        pred = tree["predictions"]
+        snaps = [int(s) for s in pred["snapshot"].values]
+        shown = ", ".join(map(str, snaps)) if len(snaps) <= 12 else (
+            ", ".join(map(str, snaps[:5])) + ", ..., " + ", ".join(map(str, snaps[-3:])))
+        rows.append(("training snapshots (T_TR)", f"{len(snaps)} per chain, iterations {shown}"))
+        rows.append(("test draws per test chain (J)", pred.sizes["test_draw"]))
+        rows.append(("test documents", pred.sizes["document"]))
+    return rows
+
+
+def _timing_lines(tree, summary) -> list:
+    attrs = {k: _plain(v) for k, v in tree.attrs.items()}
+    lines = []
+    seconds = summary.get("train_seconds", attrs.get("train_seconds"))
+    if seconds is not None:
+        line = f"- training: {seconds:.1f} s"
+        rate = summary.get("token_iterations_per_second",
+                           attrs.get("token_iterations_per_second"))
+        if rate is not None and math.isfinite(rate):
+            line += f", {rate / 1e6:.2f} M token-iterations/s (all chains)"
+        lines.append(line)
+    if summary.get("predict_seconds") is not None:
+        lines.append(f"- prediction: {summary['predict_seconds']:.1f} s")
+    parts = [tree[g]["time_per_iteration"] for g in ("warmup_sample_stats", "sample_stats")
+             if g in tree.children and "time_per_iteration" in tree[g].data_vars]
+    if parts:
+        values = np.concatenate([np.asarray(p.values)[0] for p in parts])
+        values = values[np.isfinite(values)]
+        if values.size:
+            # chunk values repeat for each draw of a chunk; the first chunk holds compilation
+            chunks = values[np.r_[True, np.diff(values) != 0]]
+            later = chunks[1:] if chunks.size > 1 else chunks
+            lines.append(f"- seconds per iteration (per chunk, `time_per_iteration`): first "
+                         f"chunk {chunks[0]:.3f} (includes compilation), median of the "
+                         f"{later.size} other chunk(s) {np.median(later):.3f}, "
+                         f"range {later.min():.3f}-{later.max():.3f}")
+    return lines
+
+
+def _table_markdown(table, flag: float = 1.01) -> str:
+    """The convergence table as Markdown, with the marks of :func:`format_table`."""
+    from topiczoo.diagnostics.convergence import _fmt
+
+    header = ["monitor", *table.columns, "flag"]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] + ["---:"] * len(table.columns) + [":---:"]) + "|"]
+    marks = set()
+    for label, row in table.iterrows():
+        r_hat = float(row.get("r_hat", float("nan")))
+        mark = "?" if math.isnan(r_hat) else ("\\*" if r_hat >= flag else "")
+        marks.add(mark)
+        cells = [f"`{label}`", *(_fmt(c, float(row[c])) for c in table.columns), mark]
+        lines.append("| " + " | ".join(cells) + " |")
+    if "\\*" in marks:
+        lines += ["", f"\\* rank R-hat >= {flag}: chains disagree, not converged by this "
+                  "monitor."]
+    if "?" in marks:
+        lines += ["", "? R-hat undefined: constant trace, a single chain or fewer than 4 draws."]
+    return "\n".join(lines)
+
+
+def write_report(run_dir) -> Report:
+    """Write ``run_dir/report.md`` and its figures (see the module docstring).
+
+    Args:
+      run_dir: a directory holding ``posterior.nc`` (required) and ``summary.json``
+        (optional), as written by ``topiczoo fit``.
+    Returns a :class:`Report` named tuple ``(path, table, figures, accuracy, notes)``; the
+    first two are the report's path and the plain-text convergence table, so
+    ``path, table, *_ = write_report(run_dir)``.
+    Raises FileNotFoundError if ``run_dir/posterior.nc`` does not exist.
+    """
+    run_dir = Path(run_dir)
+    tree_path = run_dir / "posterior.nc"
+    if not tree_path.is_file():
+        raise FileNotFoundError(f"{tree_path} not found: is {run_dir} a run directory of "
+                                "`topiczoo fit`?")
+    tree = load_datatree(tree_path)
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    notes = []
+
+    md = [f"# Diagnostics of `{run_dir.name or run_dir.resolve().name}`", ""]
+    md.append("Generated by `topiczoo.diagnostics.write_report` from `posterior.nc`"
+              + (" and `summary.json`." if summary else " (no `summary.json` found)."))
+    if summary.get("note"):
+        md += ["", f"Note from `summary.json`: {summary['note']}"]
+    md += ["", "## Run", "", "| setting | value |", "|---|---|"]
+    md += [f"| {k} | {_fmt_number(v)} |" for k, v in _settings_rows(tree, summary)
+           if v is not None]
+
+    # accuracy
+    accuracy = dict(summary.get("test_accuracy_by_strategy") or {})
+    source = "summary.json"
+    if not accuracy:
+        accuracy = _accuracy_from_tree(tree)
+        source = "recomputed from the tree's predictions (label 1 where the score > 0)"
+    md += ["", "## Test accuracy by averaging strategy", ""]
+    if accuracy:
+        md += ["| strategy | test accuracy |", "|---|---:|"]
+        for key, name in STRATEGY_NAMES.items():
+            value = accuracy.get(key)
+            md.append(f"| {name} | {'-' if value is None else f'{value:.4f}'} |")
+        md += ["", f"Source: {source}. SF: last snapshot and last test draw of chain 0; SA: "
+               "chain 0's last snapshot, mean over its test draws; MF: mean over all chains and "
+               "snapshots of each test chain's last draw; MA: mean over all chains, snapshots "
+               "and test draws (Nguyen, Boyd-Graber & Resnik 2014)."]
+        if summary.get("average") and summary.get("test_accuracy") is not None:
+            md.append(f"The run reported `{summary['average']}`: "
+                      f"{summary['test_accuracy']:.4f}.")
+    else:
+        md.append("No test predictions in this run.")
+
+    timing = _timing_lines(tree, summary)
+    if timing:
+        md += ["", "## Timing", "", *timing]
+
+    # convergence table
+    md += ["", "## Convergence of the label-invariant monitors", ""]
+    table_text = ""
+    if "posterior" in tree.children:
+        try:
+            table = summary_table(tree)
+        except ValueError as err:
+            table = None
+            notes.append(f"convergence table: {err}")
+            md.append(f"No table: {err}.")
+        if table is not None:
+            table_text = format_table(table)
+            post = tree["posterior"]["draw"].values
+            md += [f"Posterior draws only: iterations {int(post[0])}-{int(post[-1])}, "
+                   f"{tree['posterior'].sizes['chain']} chains x {post.size} draws. `r_hat`: "
+                   "rank-normalised split R-hat (Vehtari et al. 2021; < 1.01 is the usual "
+                   "target); `r_hat_classic`: Gelman-Rubin's potential scale reduction on whole "
+                   "chains; `ess_bulk` / `ess_tail`: effective sample sizes (all chains "
+                   "together); `mcse_mean`: Monte Carlo standard error of the mean. Topic "
+                   "labels switch between chains, so eta's per-topic entries are left out.",
+                   "", _table_markdown(table)]
+    else:
+        md.append("No post-burn-in draws: no table.")
+        notes.append("convergence table: no post-burn-in draws")
+
+    # figures
+    figures = {}
+    makers = {
+        "trace": ("Trace of the whole run (burn-in included, its end dotted)",
+                  lambda p: plot_trace(tree, p, include_warmup=True, kind=None)),
+        "rank": ("Rank plot (posterior draws): ECDF of each chain's fractional ranks minus "
+                 "the uniform one; near 0 when the chains agree. Panel titles give the p-value "
+                 "of the multi-chain rank uniformity test, a grey halo marks the ranks it "
+                 "flags",
+                 lambda p: plot_rank(tree, p)),
+        "gelman_rubin_brooks": ("Gelman-Rubin-Brooks plot: classic shrink factor on the "
+                                "second half of the draws up to each iteration",
+                                lambda p: plot_gelman_rubin_brooks(tree, p, GRB_MONITORS)),
+        "autocorr": ("Autocorrelation of each chain (posterior draws)",
+                     lambda p: plot_autocorr(tree, p)),
+    }
+    md += ["", "## Figures", ""]
+    for key, (caption, make) in makers.items():
+        target = run_dir / FIGURES[key]
+        try:
+            figures[key] = make(target)
+        except Exception as err:  # noqa: BLE001  one figure must not sink the report
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
+            notes.append(f"{key}: {err}")
+            md += [f"**{caption}**: not drawn ({type(err).__name__}: {err}).", ""]
+            continue
+        md += [f"**{caption}.**", "", f"![{key}]({target.name})", ""]
+    if (run_dir / "trace.png").is_file():
+        md += ["**Trace and per-chain densities of the posterior draws (written by "
+               "`topiczoo fit`).**", "", "![trace of the posterior draws](trace.png)", ""]
+    if notes:
+        md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
+    path = run_dir / "report.md"
+    path.write_text("\n".join(md).rstrip() + "\n")
+    return Report(path, table_text, figures, accuracy, notes)
+
+
+def diagnose(run_dir) -> str:
+    """Write the report of ``run_dir`` (:func:`write_report`) and return the text to print:
+    the test accuracy of each strategy, the plain-text convergence table and the files
+    written."""
+    report = write_report(run_dir)
+    lines = []
+    if report.accuracy:
+        lines.append("test accuracy: " + "  ".join(
+            f"{k} {v:.4f}" for k, v in report.accuracy.items() if v is not None))
+    if report.table:
+        lines += [report.table]
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    written = [report.path, *report.figures.values()]
+    lines.append("wrote " + ", ".join(str(p) for p in written))
+    return "\n".join(lines)
