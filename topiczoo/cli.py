@@ -182,8 +182,7 @@ def run_fit(args) -> dict:
         "model": args.model, "data": data.name, "task": task, "topics": args.topics,
         "chains": args.chains, "iterations": args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
-        "hyperparameters": {k: getattr(args, k) for k in ("alpha", "beta", "nu2", "c", "ell",
-                                                          "eps", "s2", "fixed_s2")},
+        "hyperparameters": _hyperparameters(args, build()),
         **{("test_" + k if k == "accuracy" else k): v for k, v in metrics[average].items()},
         "average": average, "test_metrics_by_strategy": metrics,
         "train_seconds": train_seconds, "predict_seconds": predict_seconds,
@@ -203,6 +202,18 @@ def run_fit(args) -> dict:
         print(format_table(table))
     print("wrote " + ", ".join(str(p) for p in written))
     return summary
+
+
+def _hyperparameters(args, model) -> dict:
+    """The hyperparameters the model uses, as given on the command line."""
+    out = {"alpha": args.alpha, "beta": args.beta}
+    response = model.response
+    if response is not None:
+        out["nu2"] = args.nu2
+        for name in ("c", "ell", "eps", "s2", "learn_s2"):
+            if hasattr(response, name):
+                out[name] = getattr(response, name)
+    return out
 
 
 def _indicators(class_ids, num_classes):
