@@ -243,6 +243,7 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
             mcmc.run(mcmc.post_warmup_state.rng_key, data)
         draws = jax.tree.map(np.asarray, mcmc.get_samples(group_by_chain=True))
         state = jax.tree.map(np.asarray, mcmc.last_state)
+        _release(mcmc)
         if num_chains == 1:
             state = jax.tree.map(lambda a: a[None], state)
         seconds = time.perf_counter() - tic
@@ -265,6 +266,19 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
             save_checkpoint(result, checkpoint)
         start = end
     return result
+
+
+def _release(mcmc) -> None:
+    """Drop the arrays an ``MCMC`` object keeps after a run (samples, last state, data).
+
+    numpyro's module-level function caches keep closures over recent ``MCMC`` objects alive;
+    without this, every fit left its corpus and sampler state in memory (35 MB per fit on
+    bbc, 150 MB on 20news).
+    """
+    mcmc._states = mcmc._states_flat = mcmc._last_state = mcmc._warmup_state = None
+    mcmc.post_warmup_state = None
+    mcmc._args, mcmc._kwargs = (), {}
+    mcmc._init_state_cache = {}
 
 
 def _report(result, end, total, draws):
