@@ -99,17 +99,7 @@ def parse_args(argv=None):
     return args
 
 
-def set_single_thread(blas_threads: int) -> dict:
-    """Pin BLAS/OpenMP and XLA to one thread (before numpy/jax are imported)."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, str(blas_threads))
-    flags = os.environ.get("XLA_FLAGS", "")
-    for flag in ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"):
-        if flag.split("=")[0] not in flags:
-            flags = (flags + " " + flag).strip()
-    os.environ["XLA_FLAGS"] = flags
-    return {v: os.environ.get(v) for v in
-            ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS")}
+from _threads import set_single_thread  # noqa: E402  (before numpy/jax)
 
 
 ARGS = parse_args() if __name__ == "__main__" else None
