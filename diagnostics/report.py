@@ -54,14 +54,15 @@ class Report(NamedTuple):
 
     path: the ``report.md`` written; table: the plain-text convergence table
     (:func:`topiczoo.diagnostics.format_table`, empty if the run has no post-burn-in draws);
-    figures: ``{name: Path}`` of the PNGs drawn; accuracy: ``{strategy: accuracy}`` reported
-    (may be empty); notes: why a part was left out, if any.
+    figures: ``{name: Path}`` of the PNGs drawn; metrics: ``{strategy: {metric: value}}`` of
+    the test predictions (accuracy; predictive_r2 and mse; precision, recall and f1), may be
+    empty; notes: why a part was left out, if any.
     """
 
     path: Path
     table: str
     figures: dict
-    accuracy: dict
+    metrics: dict
     notes: list
 
 
@@ -80,18 +81,24 @@ def _fmt_number(value) -> str:
 
 
 def _accuracy_from_tree(tree) -> dict:
-    """Accuracy of each strategy from ``predictions/scores`` and ``observed_data/y``.
+    """``{strategy: {"accuracy": value}}`` from ``predictions/scores`` and ``observed_data/y``.
 
-    Both supervised responses decide label 1 where the averaged score is > 0; labels are 0/1.
+    Only for a single binary task (logistic or hinge response: label 1 where the averaged score
+    is > 0, labels 0/1); other tasks need the metrics ``topiczoo fit`` wrote to summary.json.
     """
     from topiczoo.predict import STRATEGIES, reduce_scores
 
     if "predictions" not in tree.children or "observed_data" not in tree.children:
         return {}
+    if tree.attrs.get("response") not in ("logistic", "hinge"):
+        return {}
     scores = tree["predictions"]["scores"].transpose(
         "chain", "snapshot", "test_draw", "task", "document").values
+    if scores.shape[3] != 1:
+        return {}
     y = tree["observed_data"]["y"].transpose("task", "document").values
-    return {s: float(np.mean((reduce_scores(scores, s) > 0) == (y > 0))) for s in STRATEGIES}
+    return {s: {"accuracy": float(np.mean((reduce_scores(scores, s) > 0) == (y > 0)))}
+            for s in STRATEGIES}
 
 
 def _settings_rows(tree, summary) -> list:
@@ -203,25 +210,26 @@ def write_report(run_dir) -> Report:
     md += [f"| {k} | {_fmt_number(v)} |" for k, v in _settings_rows(tree, summary)
            if v is not None]
 
-    # accuracy
-    accuracy = dict(summary.get("test_accuracy_by_strategy") or {})
+    # test metrics: {strategy: {metric: value}}
+    metrics = dict(summary.get("test_metrics_by_strategy") or {})
     source = "summary.json"
-    if not accuracy:
-        accuracy = _accuracy_from_tree(tree)
+    if not metrics:
+        metrics = _accuracy_from_tree(tree)
         source = "recomputed from the tree's predictions (label 1 where the score > 0)"
-    md += ["", "## Test accuracy by averaging strategy", ""]
-    if accuracy:
-        md += ["| strategy | test accuracy |", "|---|---:|"]
+    md += ["", "## Test metrics by averaging strategy", ""]
+    if metrics:
+        names = list(next(iter(metrics.values())))
+        md += ["| strategy | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
         for key, name in STRATEGY_NAMES.items():
-            value = accuracy.get(key)
-            md.append(f"| {name} | {'-' if value is None else f'{value:.4f}'} |")
+            if key in metrics:
+                md.append(f"| {name} | " + " | ".join(
+                    f"{metrics[key].get(n, float('nan')):.4f}" for n in names) + " |")
         md += ["", f"Source: {source}. SF: last snapshot and last test draw of chain 0; SA: "
                "chain 0's last snapshot, mean over its test draws; MF: mean over all chains and "
                "snapshots of each test chain's last draw; MA: mean over all chains, snapshots "
                "and test draws (Nguyen, Boyd-Graber & Resnik 2014)."]
-        if summary.get("average") and summary.get("test_accuracy") is not None:
-            md.append(f"The run reported `{summary['average']}`: "
-                      f"{summary['test_accuracy']:.4f}.")
+        if summary.get("average"):
+            md.append(f"The run reported `{summary['average']}`.")
     else:
         md.append("No test predictions in this run.")
 
@@ -290,18 +298,19 @@ def write_report(run_dir) -> Report:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     path = run_dir / "report.md"
     path.write_text("\n".join(md).rstrip() + "\n")
-    return Report(path, table_text, figures, accuracy, notes)
+    return Report(path, table_text, figures, metrics, notes)
 
 
 def diagnose(run_dir) -> str:
     """Write the report of ``run_dir`` (:func:`write_report`) and return the text to print:
-    the test accuracy of each strategy, the plain-text convergence table and the files
+    the test metrics of each strategy, the plain-text convergence table and the files
     written."""
     report = write_report(run_dir)
     lines = []
-    if report.accuracy:
-        lines.append("test accuracy: " + "  ".join(
-            f"{k} {v:.4f}" for k, v in report.accuracy.items() if v is not None))
+    if report.metrics:
+        for name in next(iter(report.metrics.values())):
+            lines.append(f"test {name}: " + "  ".join(
+                f"{k} {m[name]:.4f}" for k, m in report.metrics.items() if name in m))
     if report.table:
         lines += [report.table]
     for note in report.notes:

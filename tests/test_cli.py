@@ -33,6 +33,11 @@ def test_fit_writes_summary_tree_and_plot(tmp_path, capsys, model, extra, metric
     assert (out / "trace.png").stat().st_size > 10_000
     printed = capsys.readouterr().out
     assert "test (ma)" in printed and "r_hat" in printed
+    # the report shows the metrics of the run's own task (not a binary sign rule)
+    from topiczoo.diagnostics import diagnose
+
+    assert f"test {metric.removeprefix('test_')}:" in diagnose(out)
+    assert f"ma {summary[metric]:.4f}" in diagnose(out)
 
 
 def test_diagnose_writes_report(tmp_path, capsys):

@@ -346,7 +346,8 @@ def _run_dir(tmp_path, plot_tree_result, *, summary=True):
             "model": "medlda", "data": "toy", "topics": 3, "chains": 4, "iterations": 60,
             "burnin": 30, "seed": 3, "hyperparameters": {"alpha": 1.0, "c": 2.0},
             "test_accuracy": 0.75, "average": "ma",
-            "test_accuracy_by_strategy": {"sf": 0.5, "sa": 0.625, "mf": 0.6875, "ma": 0.75},
+            "test_metrics_by_strategy": {"sf": {"accuracy": 0.5}, "sa": {"accuracy": 0.625},
+                                         "mf": {"accuracy": 0.6875}, "ma": {"accuracy": 0.75}},
             "train_seconds": 12.5, "predict_seconds": 1.5}))
     return tree
 
@@ -372,7 +373,7 @@ def test_write_report_and_diagnose(tmp_path, report_fit):
     assert path == tmp_path / "report.md"
     assert table == format_table(summary_table(tree))
     text = path.read_text()
-    for needle in ("## Run", "| data | toy |", "## Test accuracy", "| single final (SF) | 0.5000 |",
+    for needle in ("## Run", "| data | toy |", "## Test metrics", "| single final (SF) | 0.5000 |",
                    "| multiple average (MA) | 0.7500 |", "## Convergence", "`eta_norm`",
                    "r_hat_classic", "ess_tail", "mcse_mean", "## Timing",
                    "first chunk 2.000 (includes compilation)", "median of the 2 other chunk(s)",
@@ -383,7 +384,8 @@ def test_write_report_and_diagnose(tmp_path, report_fit):
     for figure in report.figures.values():
         assert figure.parent == tmp_path and f"]({figure.name})" in text
         assert_png(figure)
-    assert report.accuracy == {"sf": 0.5, "sa": 0.625, "mf": 0.6875, "ma": 0.75}
+    assert {k: m["accuracy"] for k, m in report.metrics.items()} == {
+        "sf": 0.5, "sa": 0.625, "mf": 0.6875, "ma": 0.75}
     out = diagnose(tmp_path)
     assert out.startswith("test accuracy: sf 0.5000  sa 0.6250  mf 0.6875  ma 0.7500")
     assert table in out and str(tmp_path / "report.md") in out
@@ -398,7 +400,7 @@ def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
     y = labels[None]
     from topiczoo.predict import reduce_scores
     for s in ("sf", "sa", "mf", "ma"):  # recomputed from the tree
-        assert report.accuracy[s] == pytest.approx(np.mean((reduce_scores(scores[:1], s) > 0)
+        assert report.metrics[s]["accuracy"] == pytest.approx(np.mean((reduce_scores(scores[:1], s) > 0)
                                                            == y))
     assert "recomputed from the tree" in report.path.read_text()
     assert "gelman_rubin_brooks" not in report.figures  # needs 2 chains: said, not raised
