@@ -320,8 +320,26 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = Path(f"{stem}_run_seed{args.seeds[0]}")
-    rows = [run_seed(data, seed, args, report if i == 0 else None)
-            for i, seed in enumerate(args.seeds)]
+    # finished seeds are kept in a partial file, so a crashed run resumes where it stopped
+    partial = stem.with_suffix(".partial.json")
+    settings = {k: v for k, v in vars(args).items() if k not in ("seeds", "out", "data_dir")}
+    done = {}
+    if partial.is_file():
+        saved = json.loads(partial.read_text())
+        if saved["settings"] == settings:
+            done = {r["seed"]: r for r in saved["runs"]}
+            for r in done.values():
+                r["metrics"] = {int(T): a for T, a in r["metrics"].items()}
+            wall -= saved["wall_seconds"]
+            print(f"resuming: seeds {sorted(done)} from {partial.name}", file=sys.stderr)
+    rows = []
+    for i, seed in enumerate(args.seeds):
+        if seed in done:
+            rows.append(done[seed])
+            continue
+        rows.append(run_seed(data, seed, args, report if i == 0 else None))
+        partial.write_text(json.dumps({"settings": settings, "runs": rows,
+                                       "wall_seconds": time.perf_counter() - wall}) + "\n")
     wall = time.perf_counter() - wall
     table = aggregate(rows, args.lengths)
     (stem.with_suffix(".json")).write_text(json.dumps(
@@ -330,6 +348,7 @@ def main():
          "runs": rows, "table": {str(T): v for T, v in table.items()}}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(rows, table, args, wall))
     figure(table, rows, args, stem.with_suffix(".png"))
+    partial.unlink(missing_ok=True)
     print(stem.with_suffix(".md").read_text())
 
 
