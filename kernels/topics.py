@@ -85,6 +85,17 @@ def _fill_exp_row(table, inv_table, row, j, centred, c):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum):
+    """Cumulative LDA weights (n_dk + alpha)(n_wk + beta)/(n_k + V beta) of token (d, w),
+    counts excluding the token; returns the total."""
+    total = 0.0
+    for k in range(cum.shape[0]):
+        total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
+        cum[k] = total
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _log_space_cumulative(d, w, eta, psi, rho, score, quad, inv_n, n_dk, n_wk, inv_nk, alpha,
                           beta, lin, log_factor, cum):
     """Cumulative weights ``cum`` [K] of a token's topics, the supervised factor in log space.
@@ -171,10 +182,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
                 n_wk[w, k_old] -= 1
                 n_k[k_old] -= 1
                 inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
-                total = 0.0
-                for k in range(num_topics):
-                    total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
-                    cum[k] = total
+                total = _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum)
                 k_new = _search(cum, np.random.random() * total)
                 z[i] = k_new
                 n_dk[d, k_new] += 1
@@ -368,10 +376,7 @@ def _collapsed_sweep_reference(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi,
                 total = _log_space_cumulative(d, w, eta, psi, rho, score, quad, inv_n, n_dk,
                                               n_wk, inv_nk, alpha, beta, lin, log_factor, cum)
             else:
-                total = 0.0
-                for k in range(num_topics):
-                    total += (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k]
-                    cum[k] = total
+                total = _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum)
             k_new = _search(cum, np.random.random() * total)
             z[i] = k_new
             n_dk[d, k_new] += 1
