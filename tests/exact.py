@@ -31,6 +31,18 @@ def tiny_data(docs, labels=None, response=None):
                       jnp.asarray(y))
 
 
+def small_corpus():
+    """A deterministic Corpus of 12 short documents over 8 words, labels alternating 0/1."""
+    from topiczoo.corpus import Corpus
+
+    rng = np.random.default_rng(0)
+    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
+    lengths = [len(d) for d in docs]
+    return Corpus(np.concatenate(docs).astype(np.int32),
+                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
+
+
 def log_collapsed_lda(z, words, doc_ids, num_docs, num_topics, vocab_size, alpha, beta):
     """log p(W, Z) with theta and Phi integrated out; alpha, beta per entry."""
     n_dk = np.zeros((num_docs, num_topics))

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC
 
-from exact import tiny_data
-from topiczoo.corpus import Corpus
+from exact import small_corpus, tiny_data
 from topiczoo.fit import fit
 from topiczoo.kernels.eta import draw_eta, eta_conditional_factor
 from topiczoo.kernels.gibbs import GibbsKernel
@@ -77,17 +76,8 @@ def test_arviz_from_numpyro(model, data):
     assert posterior["train_accuracy"].shape == (3, 10)
 
 
-def _corpus():
-    rng = np.random.default_rng(0)
-    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
-    lengths = [len(d) for d in docs]
-    return Corpus(np.concatenate(docs).astype(np.int32),
-                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                  tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
-
-
 def test_fit_is_reproducible_and_seed_dependent():
-    corpus = _corpus()
+    corpus = small_corpus()
     kw = dict(num_chains=2, num_iterations=12, num_snapshots=2, progress=False, chunk=4)
     a = fit(gslda(3), corpus, seed=5, **kw)
     b = fit(gslda(3), corpus, seed=5, **kw)
@@ -100,7 +90,7 @@ def test_fit_is_reproducible_and_seed_dependent():
 
 
 def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
-    corpus = _corpus()
+    corpus = small_corpus()
     kw = dict(num_chains=2, num_burnin=6, num_snapshots=2, progress=False, chunk=3, seed=1)
     straight = fit(medlda(3, ell=2.0), corpus, num_iterations=12, **kw)
     path = tmp_path / "ckpt.pkl"

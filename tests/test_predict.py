@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from topiczoo.corpus import Corpus
+from exact import small_corpus
 from topiczoo.fit import fit, snapshot_iterations
 from topiczoo.kernels.responses import Hinge, Logistic
 from topiczoo.models import gslda
@@ -128,17 +128,8 @@ def test_snapshot_iterations_lag_and_even_spacing():
     assert snapshot_iterations(10, 10, snapshot_lag=2) == []
 
 
-def _corpus():
-    rng = np.random.default_rng(0)
-    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
-    lengths = [len(d) for d in docs]
-    return Corpus(np.concatenate(docs).astype(np.int32),
-                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                  tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
-
-
 def test_fit_snapshot_lag_timing_and_test_lags():
-    corpus = _corpus()
+    corpus = small_corpus()
     result = fit(gslda(3), corpus, num_chains=2, num_iterations=13, num_burnin=4,
                  snapshot_lag=3, num_snapshots=1, chunk=20, progress=False)
     assert [s.iteration for s in result.snapshots] == [7, 10, 13]

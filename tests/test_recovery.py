@@ -7,7 +7,6 @@ assignment on the topic-word distributions: labels are arbitrary), then eta is c
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
