@@ -1,0 +1,61 @@
+"""Independent problems vectorised together or run one after another?
+
+One-vs-all trains L independent binary models; the question is whether running them as one
+vectorised batch beats running them in sequence. Chains of the Gibbs kernel are exactly such
+independent problems, so this times 4 chains with numpyro's chain_method="vectorized" against
+"sequential" on 20news-binary (Gibbs MedLDA, K = 20). Per-iteration time is the difference of
+a 42- and a 2-iteration run divided by 40 (compilation excluded: the first round only warms up
+the compilation cache and is not reported); the median of the remaining rounds is printed.
+
+    python benchmarks/vectorized_vs_sequential.py
+"""
+
+import time
+
+from _threads import set_single_thread
+
+set_single_thread(1)
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from numpyro.infer import MCMC  # noqa: E402
+
+from topiczoo.datasets import load_dataset  # noqa: E402
+from topiczoo.fit import enable_compilation_cache  # noqa: E402
+from topiczoo.kernels.gibbs import GibbsKernel, corpus_data  # noqa: E402
+from topiczoo.models import medlda  # noqa: E402
+
+
+def per_iteration(kernel, data, method, num_chains=4):
+    times = {}
+    for n in (2, 42):
+        mcmc = MCMC(kernel, num_warmup=0, num_samples=n, num_chains=num_chains,
+                    chain_method=method, progress_bar=False, jit_model_args=True)
+        tic = time.perf_counter()
+        mcmc.run(jax.random.PRNGKey(0), data)
+        jax.block_until_ready(mcmc.last_state)
+        times[n] = time.perf_counter() - tic
+    return (times[42] - times[2]) / 40
+
+
+def main(rounds=4):
+    enable_compilation_cache()
+    ds = load_dataset("20news-binary")
+    model = medlda(20)
+    kernel = GibbsKernel(model, ds.train.vocab_size)
+    data = corpus_data(ds.train, model.response)
+    results = {"vectorized": [], "sequential": []}
+    for r in range(rounds):
+        for method in results:
+            seconds = per_iteration(kernel, data, method)
+            if r > 0:
+                results[method].append(seconds)
+    for method, values in results.items():
+        print(f"{method:10s} {np.median(values) * 1e3:6.1f} ms per iteration of 4 chains "
+              f"(rounds: {', '.join(f'{v * 1e3:.1f}' for v in values)})")
+    print(f"sequential / vectorized time: "
+          f"{np.median(results['sequential']) / np.median(results['vectorized']):.3f}")
+
+
+if __name__ == "__main__":
+    main()
