@@ -54,8 +54,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
-import platform
 import sys
 import time
 
@@ -99,7 +97,7 @@ def parse_args(argv=None):
     return args
 
 
-from _threads import set_single_thread  # noqa: E402  (before numpy/jax)
+from _machine import machine_description, set_single_thread  # noqa: E402  (before numpy/jax)
 
 
 ARGS = parse_args() if __name__ == "__main__" else None
@@ -137,24 +135,6 @@ def build_model(args, num_topics):
         return gslda(num_topics, c=args.c, alpha=args.alpha, beta=args.beta, nu2=args.nu2)
     return medlda(num_topics, c=args.c, alpha=args.alpha, beta=args.beta, nu2=args.nu2)
 
-
-def machine_description() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {"cpu": cpu, "logical_cpus": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version()}
-    try:
-        info["load_average"] = os.getloadavg()
-    except OSError:
-        pass
-    return info
 
 
 def versions() -> dict:

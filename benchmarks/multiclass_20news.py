@@ -55,7 +55,6 @@ import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import resource
 import sys
 import time
@@ -105,7 +104,7 @@ def parse_args(argv=None):
     return args
 
 
-from _threads import set_single_thread  # noqa: E402  (before numpy/jax)
+from _machine import machine_description, set_single_thread  # noqa: E402  (before numpy/jax)
 
 
 ARGS = parse_args() if __name__ == "__main__" else None
@@ -154,23 +153,6 @@ def steady_seconds_per_iteration(result) -> float:
         return float("nan")
     return float(tpi[later[0]:].mean())
 
-
-def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    out = {"cpu": cpu, "logical_cpus": os.cpu_count(), "python": platform.python_version()}
-    try:
-        out["load_average_at_start"] = os.getloadavg()
-    except OSError:
-        pass
-    return out
 
 
 def versions() -> dict:
@@ -420,14 +402,15 @@ def write_outputs(args, started, ds, rows, t0, partial):
               f"seed {args.seed}\n"
               f"command: {' '.join(['python'] + sys.argv)}\n"
               f"threads: OPENBLAS_NUM_THREADS={THREAD_ENV['OPENBLAS_NUM_THREADS']}; "
-              f"machine: {machine()}\n")
+              f"machine: {machine_description()}\n")
     text = (header + "\n" + table + f"\n\n{'elapsed (PARTIAL: run not finished)' if partial else 'total'}"
             f" wall time {time.perf_counter() - t0:.0f} s\n")
     if not partial:
         print(text)
     out = {"date": started, "command": sys.argv, "settings": vars(args), "data": summary,
            "train_tokens": int(ds.train.num_tokens), "test_tokens": int(ds.test.num_tokens),
-           "threads": THREAD_ENV, "machine": machine(), "versions": versions(), "rows": rows,
+           "threads": THREAD_ENV, "machine": machine_description(), "versions": versions(),
+           "rows": rows,
            "total_wall_seconds": time.perf_counter() - t0, "partial": partial}
     if not args.no_write:
         os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)

@@ -109,7 +109,7 @@ def parse_args(argv=None):
     return args
 
 
-from _threads import set_single_thread  # noqa: E402  (before numpy/jax)
+from _machine import set_single_thread  # noqa: E402  (before numpy/jax)
 
 
 ARGS = parse_args() if __name__ == "__main__" else None

@@ -12,7 +12,7 @@ the compilation cache and is not reported); the median of the remaining rounds i
 
 import time
 
-from _threads import set_single_thread
+from _machine import set_single_thread
 
 set_single_thread(1)
 

@@ -1,0 +1,39 @@
+"""What every benchmark needs about the machine: one thread (call :func:`set_single_thread`
+before numpy or jax are imported: the benchmarks compare single-thread peers on a machine that
+behaves like one core) and a description of the machine for the output."""
+
+import os
+import platform
+
+
+def set_single_thread(blas_threads: int = 1) -> dict:
+    """Set the thread variables (unless already set) and return what is in force."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, str(blas_threads))
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"):
+        if flag.split("=")[0] not in flags:
+            flags = (flags + " " + flag).strip()
+    os.environ["XLA_FLAGS"] = flags
+    return {v: os.environ.get(v) for v in
+            ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS")}
+
+
+def machine_description() -> dict:
+    """CPU model, logical CPUs, platform, Python version and the current load average."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info = {"cpu": cpu, "logical_cpus": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version()}
+    try:
+        info["load_average"] = os.getloadavg()
+    except OSError:
+        pass
+    return info
