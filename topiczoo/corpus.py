@@ -152,6 +152,14 @@ def _check_unique(vocab: tuple[str, ...], where: str = "vocabulary") -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def _labels_and_count(labels_or_num_docs):
+    """``(labels or None, D)`` from a document count or a label array with D rows."""
+    if np.isscalar(labels_or_num_docs):
+        return None, int(labels_or_num_docs)
+    labels = np.asarray(labels_or_num_docs)
+    return labels, labels.shape[0]
+
+
 def split_indices(
     labels_or_num_docs, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -166,12 +174,7 @@ def split_indices(
     The result depends only on ``(labels, test_fraction, seed, stratify)``
     (``numpy.random.default_rng(seed)``).
     """
-    if np.isscalar(labels_or_num_docs):
-        num_docs = int(labels_or_num_docs)
-        labels = None
-    else:
-        labels = np.asarray(labels_or_num_docs)
-        num_docs = labels.shape[0]
+    labels, num_docs = _labels_and_count(labels_or_num_docs)
     if not 0.0 < float(test_fraction) < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     n_test = int(round(float(test_fraction) * num_docs))
@@ -224,12 +227,7 @@ def kfold_indices(
     the test parts partition ``range(D)`` and ``train_idx`` is the complement of
     ``test_idx``. The result depends only on ``(labels, num_folds, seed, stratify)``.
     """
-    if np.isscalar(labels_or_num_docs):
-        num_docs = int(labels_or_num_docs)
-        labels = None
-    else:
-        labels = np.asarray(labels_or_num_docs)
-        num_docs = labels.shape[0]
+    labels, num_docs = _labels_and_count(labels_or_num_docs)
     if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
         raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
     num_folds = int(num_folds)
