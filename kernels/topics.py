@@ -85,6 +85,16 @@ def _fill_exp_row(table, inv_table, row, j, centred, c):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _count_token(d, w, k, delta, n_dk, n_wk, n_k, inv_nk, v_beta):
+    """Add ``delta`` (+1 or -1) tokens of word w in document d to topic k's counts, and keep
+    inv_nk[k] = 1 / (n_k[k] + V beta) in step."""
+    n_dk[d, k] += delta
+    n_wk[w, k] += delta
+    n_k[k] += delta
+    inv_nk[k] = 1.0 / (n_k[k] + v_beta)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum):
     """Cumulative LDA weights (n_dk + alpha)(n_wk + beta)/(n_k + V beta) of token (d, w),
     counts excluding the token; returns the total."""
@@ -178,17 +188,11 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
             for i in range(doc_offsets[d], doc_offsets[d + 1]):
                 w = words[i]
                 k_old = z[i]
-                n_dk[d, k_old] -= 1
-                n_wk[w, k_old] -= 1
-                n_k[k_old] -= 1
-                inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+                _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
                 total = _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum)
                 k_new = _search(cum, np.random.random() * total)
                 z[i] = k_new
-                n_dk[d, k_new] += 1
-                n_wk[w, k_new] += 1
-                n_k[k_new] += 1
-                inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+                _count_token(d, w, k_new, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
         return 0
 
     # centred weights e_tk = eta_tk - m_t and their largest magnitude h_t
@@ -265,10 +269,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
         for i in range(start, end):
             w = words[i]
             k_old = z[i]
-            n_dk[d, k_old] -= 1
-            n_wk[w, k_old] -= 1
-            n_k[k_old] -= 1
-            inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+            _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
             if fast and slot[k_old] < 0:
                 if used < capacity:
                     _fill_exp_row(table, inv_table, used, k_old, centred, c)
@@ -293,10 +294,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
                                               n_wk, inv_nk, alpha, beta, lin, log_factor, cum)
             k_new = _search(cum, np.random.random() * total)
             z[i] = k_new
-            n_dk[d, k_new] += 1
-            n_wk[w, k_new] += 1
-            n_k[k_new] += 1
-            inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+            _count_token(d, w, k_new, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
             if not fast:
                 for t in range(num_tasks):
                     score[t] += eta[t, k_new]
@@ -366,10 +364,7 @@ def _collapsed_sweep_reference(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi,
         for i in range(start, end):
             w = words[i]
             k_old = z[i]
-            n_dk[d, k_old] -= 1
-            n_wk[w, k_old] -= 1
-            n_k[k_old] -= 1
-            inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+            _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
             if num_tasks > 0:
                 for t in range(num_tasks):
                     score[t] -= eta[t, k_old]
@@ -379,10 +374,7 @@ def _collapsed_sweep_reference(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi,
                 total = _lda_cumulative(d, w, n_dk, n_wk, inv_nk, alpha, beta, cum)
             k_new = _search(cum, np.random.random() * total)
             z[i] = k_new
-            n_dk[d, k_new] += 1
-            n_wk[w, k_new] += 1
-            n_k[k_new] += 1
-            inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+            _count_token(d, w, k_new, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
             for t in range(num_tasks):
                 score[t] += eta[t, k_new]
 
