@@ -245,8 +245,8 @@ class GibbsKernel(MCMCKernel):
 
     def _check_data(self, data):
         num_docs = data.doc_offsets.shape[0] - 1
-        expected_tasks = 0 if self._model.response is None else None
-        if data.y.shape[-1] != num_docs or (expected_tasks == 0 and data.y.shape[0] != 0):
+        unsupervised = self._model.response is None
+        if data.y.shape[-1] != num_docs or (unsupervised and data.y.shape[0] != 0):
             raise ValueError(f"responses y have shape {data.y.shape}; expected [T, D={num_docs}]")
         words = np.asarray(data.words)
         if words.size and (words.min() < 0 or words.max() >= self.vocab_size):
