@@ -1,0 +1,104 @@
+"""Digests of every model's collected draws, snapshots and test scores for fixed seeds.
+
+``tests/test_draws_unchanged.py`` compares today's code against ``draw_digests.json``, recorded
+on main before the model-family redesign (issue 7): a refactoring that changes any draw by one
+bit fails it. Re-record only for a change that is meant to change the draws, and say why in the
+commit: ``python tests/draw_digests.py --record``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+
+DIGEST_FILE = os.path.join(os.path.dirname(__file__), "draw_digests.json")
+
+
+def _corpus(labels):
+    from topiczoo.corpus import Corpus
+
+    rng = np.random.default_rng(0)
+    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
+    lengths = [len(d) for d in docs]
+    return Corpus(np.concatenate(docs).astype(np.int32),
+                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  tuple(f"w{i}" for i in range(8)), labels=labels)
+
+
+BINARY = np.arange(12) % 2
+RATINGS = np.round(np.sin(np.arange(12.0)) * 2.0, 3)
+CLASSES = np.arange(12) % 3
+MULTILABEL = np.stack([np.arange(12) % 2, (np.arange(12) // 3) % 2], axis=1)
+
+# name -> (registry model name, options, labels)
+CASES = {
+    "lda": ("lda", {}, None),
+    "gslda": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY),
+    "medlda": ("medlda", {"c": 2.0, "ell": 2.0}, BINARY),
+    "medlda-multilabel": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL),
+    "medlda-regression": ("medlda-regression", {"c": 2.0, "eps": 0.1}, RATINGS),
+    "slda-gaussian": ("slda-gaussian", {}, RATINGS),
+    "slda-gaussian-fixed": ("slda-gaussian", {"learn_s2": False, "s2": 0.5}, RATINGS),
+    "gslda-multitask": ("gslda-multitask", {"c": 1.0}, CLASSES),
+    "medlda-multitask": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES),
+}
+NUM_TOPICS = 3
+
+
+def _digest(arrays) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode())
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:20]
+
+
+def _build(name, options, labels):
+    """The model of a case, through the API of the code under test."""
+    import topiczoo.models as models
+
+    corpus = _corpus(labels)
+    if hasattr(models, "REGISTRY"):
+        return models.REGISTRY[name].build(NUM_TOPICS, corpus=corpus, **options), corpus
+    factory = getattr(models, name.replace("-", "_"))
+    if name.endswith("multitask"):
+        return factory(NUM_TOPICS, 3, **options), corpus
+    return factory(NUM_TOPICS, **options), corpus
+
+
+def compute() -> dict:
+    from topiczoo.fit import fit
+    from topiczoo.predict import predict
+
+    out = {}
+    for case, (name, options, labels) in CASES.items():
+        model, corpus = _build(name, options, labels)
+        for variant, kw in (("vectorized", dict(chain_method="vectorized")),
+                            ("sequential-thin2", dict(chain_method="sequential", thinning=2))):
+            result = fit(model, corpus, num_chains=2, num_iterations=8, num_burnin=4,
+                         num_snapshots=2, chunk=4, seed=3, progress=False, **kw)
+            draws = {k: np.asarray(v) for k, v in result.draws.items()}
+            snaps = {}
+            for i, s in enumerate(result.snapshots):
+                snaps.update({f"{i}.n_wk": s.n_wk, f"{i}.n_k": s.n_k, f"{i}.eta": s.eta})
+            entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
+            if labels is not None:
+                scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
+                entry["scores"] = _digest({"scores": np.asarray(scores)})
+            out[f"{case}/{variant}"] = entry
+    return out
+
+
+if __name__ == "__main__":
+    digests = compute()
+    if "--record" in sys.argv:
+        with open(DIGEST_FILE, "w") as f:
+            json.dump(digests, f, indent=1, sort_keys=True)
+            f.write("\n")
+    print(json.dumps(digests, indent=1, sort_keys=True))
