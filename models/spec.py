@@ -54,3 +54,16 @@ class TopicModel:
     @property
     def supervised(self) -> bool:
         return self.response is not None
+
+    def describe(self) -> dict:
+        """The model as flat JSON-able facts: name, K and every hyperparameter it uses
+        (``{"model": "medlda", "num_topics": 20, "alpha": 1.0, "beta": 0.01, "nu2": 1.0,
+        "response": "hinge", "c": 1.0, "ell": 164.0}``)."""
+        out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
+               "alpha_per_topic": self.alpha_per_topic, "beta": self.beta}
+        if self.response is not None:
+            out.update(nu2=self.nu2, response=self.response.name)
+            for name in ("c", "ell", "eps", "s2", "learn_s2", "a0", "b0", "num_classes"):
+                if hasattr(self.response, name):
+                    out[name] = getattr(self.response, name)
+        return out
