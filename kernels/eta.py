@@ -1,6 +1,6 @@
 """The classifier weights eta given everything else: one Gaussian draw per task.
 
-With the Gaussian-form factors of every document (``kernels.responses``), eta_t has precision
+With the Gaussian-form factors of every document (``models.responses``), eta_t has precision
 
     P = I / nu^2 + sum_d rho_td zbar_d zbar_d^T,   mean = P^-1 sum_d psi_td zbar_d.
 

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numba
 import numpy as np
+from jax.scipy.special import gammaln
 
 
 class TopicState(NamedTuple):
@@ -505,3 +506,30 @@ def sample_test_topics(words, doc_offsets, phi_wk, alpha: float, *, num_burnin: 
     _test_chain(np.asarray(words, np.int64), np.asarray(doc_offsets, np.int64), phi_wk,
                 float(alpha), int(num_burnin), int(num_draws), int(lag), int(seed), out)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Monitor
+
+
+def collapsed_log_likelihood(topics: TopicState, beta: float) -> jax.Array:
+    """log p(W | Z) with Phi integrated out (label-invariant), in nats.
+
+        sum_k [lgamma(V beta) - lgamma(n_k + V beta)] + sum_wk [lgamma(n_wk + beta) - lgamma(beta)]
+
+    No count exceeds the number of tokens N (a static shape), so when N + 1 < V K the second
+    sum reads its terms from a table of lgamma(n + beta) - lgamma(beta), n = 0..N: N + 1 lgamma
+    evaluations instead of V K (at K = 50 on 20news-binary 114k instead of 699k: 1.3 ms, not 6).
+    The table holds the very float32 values the direct formula computes, so the sum is the same.
+    """
+    vocab_size, num_topics = topics.n_wk.shape[-2:]
+    num_tokens = topics.z.shape[-1]
+    n_k = topics.n_k.astype(jnp.float32)
+    per_topic = gammaln(vocab_size * beta) - gammaln(n_k + vocab_size * beta)
+    if num_tokens + 1 < vocab_size * num_topics:
+        table = gammaln(jnp.arange(num_tokens + 1, dtype=jnp.float32) + beta) - gammaln(beta)
+        # the barrier keeps XLA from fusing the table into the gather (recomputing it per count)
+        per_word = jnp.take(jax.lax.optimization_barrier(table), topics.n_wk)
+    else:
+        per_word = gammaln(topics.n_wk.astype(jnp.float32) + beta) - gammaln(beta)
+    return per_topic.sum() + per_word.sum()

@@ -1,12 +1,19 @@
-"""Model declarations (numpyro) and specs: LDA, gSLDA, Gibbs MedLDA, Gaussian sLDA."""
+"""Model families: numpyro declarations, their samplers, tasks and the registry of names.
+
+The parametric family (``models.parametric``): LDA, gSLDA, Gibbs MedLDA (classification,
+regression, multi-task), Gaussian sLDA. Responses in Gaussian form (``models.responses``),
+tasks (``models.tasks``), and every named model (``models.registry.REGISTRY``).
+"""
 
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda, lda_declaration
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
+from topiczoo.models.parametric import ParametricState, TopicModel
+from topiczoo.models.registry import REGISTRY, ModelEntry
 from topiczoo.models.slda_gaussian import slda_gaussian
-from topiczoo.models.spec import TopicModel
 from topiczoo.models.supervised import supervised_lda_declaration
+from topiczoo.models.tasks import Task
 
-__all__ = ["TopicModel", "gslda", "gslda_multitask", "lda", "lda_declaration", "medlda",
-           "medlda_multitask", "medlda_regression", "slda_gaussian",
-           "supervised_lda_declaration"]
+__all__ = ["REGISTRY", "ModelEntry", "ParametricState", "Task", "TopicModel", "gslda",
+           "gslda_multitask", "lda", "lda_declaration", "medlda", "medlda_multitask",
+           "medlda_regression", "slda_gaussian", "supervised_lda_declaration"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from topiczoo.kernels.responses import Logistic, MultiClass
-from topiczoo.models.spec import TopicModel
+from topiczoo.models.parametric import TopicModel
+from topiczoo.models.responses import Logistic
 from topiczoo.models.supervised import supervised_lda_declaration
 
 
@@ -18,14 +18,16 @@ def gslda(num_topics: int, *, c: float = 1.0, alpha: float = 1.0, beta: float = 
     With labels [D, L] of 0/1 it is the multi-label (multi-task) model, one eta per label.
     """
     response = Logistic(c)
-    return TopicModel("gslda", num_topics, alpha, beta, nu2, response,
+    return TopicModel("gslda", num_topics, alpha, beta, nu2, response, ("binary", "multilabel"),
                       declaration=partial(supervised_lda_declaration, response=response))
 
 
-def gslda_multitask(num_topics: int, num_classes: int, *, c: float = 1.0, alpha: float = 1.0,
-                    beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
+def gslda_multitask(num_topics: int, num_classes: int | None = None, *, c: float = 1.0,
+                    alpha: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
     """Multi-task logistic sLDA for multi-class data: one logistic task per class (labels
-    one-vs-all) on shared topic assignments, prediction argmax_t eta_t . zbar."""
-    response = MultiClass(Logistic(c), num_classes)
-    return TopicModel("gslda-multitask", num_topics, alpha, beta, nu2, response,
-                      declaration=partial(supervised_lda_declaration, response=response))
+    one-vs-all) on shared topic assignments, prediction argmax_t eta_t . zbar.
+    ``num_classes``: L (default: the training corpus's number of classes)."""
+    response = Logistic(c)
+    return TopicModel("gslda-multitask", num_topics, alpha, beta, nu2, response, ("multiclass",),
+                      num_classes, declaration=partial(supervised_lda_declaration,
+                                                       response=response))

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
-from topiczoo.models.spec import TopicModel
+from topiczoo.models.parametric import TopicModel
 
 
 def lda_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,

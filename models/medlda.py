@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from topiczoo.kernels.responses import EpsilonInsensitive, Hinge, MultiClass
-from topiczoo.models.spec import TopicModel
+from topiczoo.models.parametric import TopicModel
+from topiczoo.models.responses import EpsilonInsensitive, Hinge
 from topiczoo.models.supervised import supervised_lda_declaration
 
 
-def _model(name, num_topics, response, alpha, beta, nu2):
-    return TopicModel(name, num_topics, alpha, beta, nu2, response,
+def _model(name, num_topics, response, tasks, alpha, beta, nu2, num_classes=None):
+    return TopicModel(name, num_topics, alpha, beta, nu2, response, tasks, num_classes,
                       declaration=partial(supervised_lda_declaration, response=response))
 
 
@@ -21,20 +21,24 @@ def medlda(num_topics: int, *, c: float = 1.0, ell: float = 164.0, alpha: float 
     (coded -1/+1). Defaults are the JMLR paper's binary settings (c = 1, ell = 164, alpha = 1).
     With labels [D, L] of 0/1 it is the multi-label (multi-task) model, one eta per label.
     """
-    return _model("medlda", num_topics, Hinge(c, ell), alpha, beta, nu2)
+    return _model("medlda", num_topics, Hinge(c, ell), ("binary", "multilabel"), alpha, beta,
+                  nu2)
 
 
-def medlda_multitask(num_topics: int, num_classes: int, *, c: float = 1.0, ell: float = 64.0,
-                     alpha: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
+def medlda_multitask(num_topics: int, num_classes: int | None = None, *, c: float = 1.0,
+                     ell: float = 64.0, alpha: float = 1.0, beta: float = 0.01,
+                     nu2: float = 1.0) -> TopicModel:
     """Multi-task Gibbs MedLDA for multi-class data (JMLR section 5.2): one binary hinge task
     per class on shared topic assignments, prediction argmax_t eta_t . zbar. Defaults: the
-    paper's multi-class settings (c = 1, ell = 64, alpha = 1)."""
-    return _model("medlda-multitask", num_topics, MultiClass(Hinge(c, ell), num_classes),
-                  alpha, beta, nu2)
+    paper's multi-class settings (c = 1, ell = 64, alpha = 1). ``num_classes``: L (default:
+    the training corpus's number of classes)."""
+    return _model("medlda-multitask", num_topics, Hinge(c, ell), ("multiclass",), alpha, beta,
+                  nu2, num_classes)
 
 
 def medlda_regression(num_topics: int, *, c: float = 1.0, eps: float = 1e-3, alpha: float = 1.0,
                       beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
     """Gibbs MedLDA regression: pseudo-likelihood exp(-2 c max(0, |y - omega| - eps)) (JMLR
     section 5.1; the paper used eps = 1e-3 and chose c by cross-validation)."""
-    return _model("medlda-regression", num_topics, EpsilonInsensitive(c, eps), alpha, beta, nu2)
+    return _model("medlda-regression", num_topics, EpsilonInsensitive(c, eps), ("regression",),
+                  alpha, beta, nu2)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from topiczoo.kernels.responses import Gaussian
-from topiczoo.models.spec import TopicModel
+from topiczoo.models.parametric import TopicModel
+from topiczoo.models.responses import Gaussian
 from topiczoo.models.supervised import supervised_lda_declaration
 
 
@@ -18,5 +18,5 @@ def slda_gaussian(num_topics: int, *, s2: float = 1.0, learn_s2: bool = True, a0
     and is drawn from its inverse-gamma conditional every sweep.
     """
     response = Gaussian(s2, learn_s2, a0, b0)
-    return TopicModel("slda-gaussian", num_topics, alpha, beta, nu2, response,
+    return TopicModel("slda-gaussian", num_topics, alpha, beta, nu2, response, ("regression",),
                       declaration=partial(supervised_lda_declaration, response=response))

@@ -86,7 +86,8 @@ def compute() -> dict:
             draws = {k: np.asarray(v) for k, v in result.draws.items()}
             snaps = {}
             for i, s in enumerate(result.snapshots):
-                snaps.update({f"{i}.n_wk": s.n_wk, f"{i}.n_k": s.n_k, f"{i}.eta": s.eta})
+                arrays = s.arrays if hasattr(s, "arrays") else vars(s)
+                snaps.update({f"{i}.{k}": arrays[k] for k in ("n_wk", "n_k", "eta")})
             entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
             if labels is not None:
                 scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores

@@ -111,8 +111,8 @@ def sampled_configurations(kernel: GibbsKernel, data: CorpusData, *, num_samples
     """Configuration frequencies of Z from a run of ``MCMC`` with the kernel."""
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=chain_method, progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("topics.z",))
-    z = np.asarray(mcmc.get_extra_fields()["topics.z"])  # [draws, N]
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.topics.z",))
+    z = np.asarray(mcmc.get_extra_fields()["state.topics.z"])  # [draws, N]
     k = kernel.spec.num_topics
     index = (z * k ** np.arange(z.shape[1])).sum(1)
     return np.bincount(index, minlength=k ** z.shape[1]) / len(index)

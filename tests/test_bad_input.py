@@ -8,9 +8,10 @@ import pytest
 from topiczoo.cli import main
 from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
-from topiczoo.kernels.gibbs import GibbsKernel, corpus_data
-from topiczoo.kernels.responses import Hinge, Logistic
-from topiczoo.models import gslda, lda, medlda
+from topiczoo.kernels.gibbs import GibbsKernel
+from topiczoo.models import (gslda, gslda_multitask, lda, medlda, medlda_multitask,
+                             medlda_regression, slda_gaussian)
+from topiczoo.models.responses import EpsilonInsensitive, Gaussian
 from topiczoo.predict import predict
 
 VOCAB = ("a", "b", "c")
@@ -39,21 +40,23 @@ def test_one_token_documents_are_fine():
 def test_unknown_word_ids():
     with pytest.raises(ValueError, match="word id"):
         _corpus([[0, 7]], [0])
-    data = corpus_data(_corpus([[0, 2]], [1]), Logistic(1))
+    data = gslda(2).corpus_data(_corpus([[0, 2]], [1]))
     with pytest.raises(ValueError, match=r"word ids must lie in \[0, 2\)"):
         GibbsKernel(gslda(2), 2).init(np.zeros(2, np.uint32), 0, None, (data,), {})
 
 
-@pytest.mark.parametrize("labels, error, match", [
-    ([0, 2], ValueError, "must be 0 or 1; found 2 at document 1"),
-    ([0.0, np.nan], ValueError, "finite"),
-    ([-1, 1], ValueError, "must be 0 or 1"),
-    (["yes", "no"], TypeError, "numeric"),
+@pytest.mark.parametrize("model, labels, match", [
+    (gslda(2), [0, 2, 1], "takes binary or multilabel labels; the corpus has multiclass"),
+    (medlda(2), [0.0, np.nan, 1.0], "non-finite rating at document 1"),
+    (gslda(2), [-1, 1, 0], "document 0: class id -1 is negative"),
+    (medlda_multitask(2, 5), [0, 7, 2], "class label 7 out of range for 5 classes at document 1"),
+    (gslda_multitask(2, 3), [0.5, 1.0, 2.0], "takes multiclass labels; the corpus has regression"),
+    (medlda_regression(2), [0.1, 0.2, np.nan], "non-finite rating at document 2"),
+    (slda_gaussian(2), [0, 1, 1], "takes regression labels; the corpus has binary"),
 ])
-def test_labels_outside_the_task(labels, error, match):
-    for response in (Logistic(1), Hinge(1.0, 1.0)):
-        with pytest.raises(error, match=match):
-            response.encode(np.asarray(labels))
+def test_labels_that_do_not_fit_the_model(model, labels, match):
+    with pytest.raises(ValueError, match=match):
+        fit(model, _corpus([[0, 1], [2], [1]], labels), num_iterations=2, progress=False)
 
 
 def test_supervised_model_needs_labels():
@@ -108,22 +111,13 @@ def test_cli_reports_errors_without_traceback(capsys, tmp_path):
     assert str(missing) in capsys.readouterr().err
 
 
-def test_bad_responses_of_the_other_models():
-    from topiczoo.kernels.responses import EpsilonInsensitive, Gaussian, MultiClass
-
-    with pytest.raises(ValueError, match="class label 7 out of range for 5 classes at document 1"):
-        MultiClass(Hinge(1.0, 64.0), 5).encode(np.array([0, 7, 2]))
-    with pytest.raises(TypeError, match="class labels must be integers"):
-        MultiClass(Logistic(1), 3).encode(np.array([0.5, 1.0]))
-    for response in (EpsilonInsensitive(1.0), Gaussian(1.0)):
-        with pytest.raises(ValueError, match="non-finite rating nan at document 2"):
-            response.encode(np.array([0.1, 0.2, np.nan]))
+def test_impossible_response_constants():
     with pytest.raises(ValueError, match="eps must be a finite number >= 0"):
         EpsilonInsensitive(1.0, -0.1)
     with pytest.raises(ValueError, match="s2 must be a positive"):
         Gaussian(0.0)
     with pytest.raises(ValueError, match="num_classes must be an integer >= 2"):
-        MultiClass(Hinge(), 1)
+        medlda_multitask(3, 1)
 
 
 def test_multilabel_row_without_positive_label_when_forbidden():

@@ -18,8 +18,8 @@ from exact import exact_posterior, sampled_configurations, tiny_data, total_vari
 from topiczoo.kernels.gibbs import GibbsKernel
 from scipy.special import gammaln
 
-from topiczoo.kernels.responses import EpsilonInsensitive, Hinge, Logistic
-from topiczoo.models import gslda, gslda_multitask, lda, medlda, medlda_regression, slda_gaussian
+from topiczoo.models.responses import EpsilonInsensitive, Hinge, Logistic
+from topiczoo.models import Task, gslda, gslda_multitask, lda, medlda, medlda_regression, slda_gaussian
 
 # Three documents, V = 3, 7 tokens; topics are ambiguous so the labels move Z.
 DOCS = [[0, 1, 0], [1, 2], [2, 0]]
@@ -36,6 +36,8 @@ CLASSES = [0, 1, 1]
 
 def _run(model, seed=0, chain_method="vectorized", num_samples=NUM_SAMPLES, num_chains=4,
          labels=LABELS, log_pseudo_likelihood=None):
+    if model.tasks == ("multiclass",):  # class ids -> one 0/1 task per class
+        labels = Task("multiclass", model.num_classes).to_tasks(labels)
     data = tiny_data(DOCS, labels if model.response is not None else None, model.response)
     exact = exact_posterior(data, model, VOCAB, log_pseudo_likelihood)
     freq = sampled_configurations(GibbsKernel(model, VOCAB), data, num_samples=num_samples,

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 from numpyro.infer import Predictive
 
-from topiczoo.kernels.gibbs import CorpusData, GibbsKernel, GibbsState, monitors
-from topiczoo.kernels.responses import Logistic
+from topiczoo.kernels.gibbs import ChainState, CorpusData, GibbsKernel
+from topiczoo.models.parametric import ParametricState
+from topiczoo.models.responses import Logistic
 from topiczoo.kernels.topics import counts_from_assignments, topic_proportions
 from topiczoo.models import gslda, lda, slda_gaussian
 
@@ -114,13 +115,15 @@ def _successive_draws(model, kernel_model, seed):
         aug0 = jnp.broadcast_to(start["s2"][0], y0.shape).astype(jnp.float32)
     else:
         aug0 = jnp.ones_like(y0)
-    state0 = GibbsState({}, topics0, eta0, aug0, jnp.zeros((), jnp.int32), key)
-    state0 = state0._replace(params=monitors(kernel_model, state0, data0))
+    family_state = ParametricState(topics0, eta0, aug0)
+    chain0 = ChainState(family_state, kernel.sampler.monitors(family_state, data0),
+                        jnp.zeros((), jnp.int32), key)
 
     def step(carry, step_key):
-        state, data = carry
+        chain, data = carry
         k_kernel, k_phi, k_w, k_y = jax.random.split(step_key, 4)
-        state = kernel.sample(state._replace(rng_key=k_kernel), (data,), {})
+        chain = kernel.sample(chain._replace(rng_key=k_kernel), (data,), {})
+        state = chain.state
         z = state.topics.z
         phi = jax.random.dirichlet(k_phi, jnp.full((model.num_topics, VOCAB), model.beta))
         words = jax.random.categorical(k_w, jnp.log(phi[z])).astype(jnp.int32)
@@ -130,15 +133,15 @@ def _successive_draws(model, kernel_model, seed):
         else:
             y = data.y
         topics = counts_from_assignments(z, words, doc_ids, num_docs, model.num_topics, VOCAB)
-        state = state._replace(topics=topics)
+        chain = chain._replace(state=state._replace(topics=topics))
         data = data._replace(words=words, y=y)
         g = _test_functions(z, words, zbar, state.eta if supervised else None,
                             y if supervised else None,
                             state.augmentation if supervised else None)
-        return (state, data), g
+        return (chain, data), g
 
     keys = jax.random.split(key, NUM_STEPS)
-    _, g = jax.jit(lambda s, d, k: jax.lax.scan(step, (s, d), k))(state0, data0, keys)
+    _, g = jax.jit(lambda s, d, k: jax.lax.scan(step, (s, d), k))(chain0, data0, keys)
     return g
 
 

@@ -40,9 +40,9 @@ def test_vectorized_and_sequential_chains_agree(model, data):
     draws = {}
     for method in ("vectorized", "sequential"):
         mcmc = _mcmc(model, 8, method)
-        mcmc.run(jax.random.PRNGKey(3), data, extra_fields=("topics.z",))
+        mcmc.run(jax.random.PRNGKey(3), data, extra_fields=("state.topics.z",))
         draws[method] = (mcmc.get_samples(group_by_chain=True),
-                         mcmc.get_extra_fields(group_by_chain=True)["topics.z"])
+                         mcmc.get_extra_fields(group_by_chain=True)["state.topics.z"])
     # same per-chain keys, so the same chains (z exactly, floats to rounding)
     np.testing.assert_array_equal(draws["vectorized"][1], draws["sequential"][1])
     np.testing.assert_allclose(draws["vectorized"][0]["eta"], draws["sequential"][0]["eta"],
@@ -83,26 +83,68 @@ def test_fit_is_reproducible_and_seed_dependent():
     b = fit(gslda(3), corpus, seed=5, **kw)
     c = fit(gslda(3), corpus, seed=6, **kw)
     np.testing.assert_array_equal(a.draws["eta"], b.draws["eta"])
-    np.testing.assert_array_equal(a.state.topics.z, b.state.topics.z)
-    assert not np.array_equal(a.state.topics.z, c.state.topics.z)
+    np.testing.assert_array_equal(a.state.state.topics.z, b.state.state.topics.z)
+    assert not np.array_equal(a.state.state.topics.z, c.state.state.topics.z)
     assert a.draws["eta"].shape[:2] == (2, 12)
     assert [s.iteration for s in a.snapshots] == [9, 12]
 
 
+def _interrupt_at(iteration):
+    def callback(result):
+        if result.iterations_done >= iteration:
+            raise KeyboardInterrupt
+
+    return callback
+
+
 def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     corpus = small_corpus()
-    kw = dict(num_chains=2, num_burnin=6, num_snapshots=2, progress=False, chunk=3, seed=1)
-    straight = fit(medlda(3, ell=2.0), corpus, num_iterations=12, **kw)
-    path = tmp_path / "ckpt.pkl"
-    # an "interrupted" run: it stopped after 6 iterations, its checkpoint on disk
-    fit(medlda(3, ell=2.0), corpus, num_iterations=6, checkpoint=path,
-        **{**kw, "num_snapshots": 0, "num_burnin": 6})
-    resumed = fit(medlda(3, ell=2.0), corpus, num_iterations=12, checkpoint=path, **kw)
+    kw = dict(num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2, progress=False,
+              chunk=3, seed=1)
+    straight = fit(medlda(3, ell=2.0), corpus, **kw)
+    path = tmp_path / "ckpt.npz"
+    with pytest.raises(KeyboardInterrupt):  # interrupted after 9 iterations, one snapshot taken
+        fit(medlda(3, ell=2.0), corpus, checkpoint=path, callback=_interrupt_at(9), **kw)
+    resumed = fit(medlda(3, ell=2.0), corpus, checkpoint=path, **kw)
     np.testing.assert_array_equal(resumed.draw_iterations, straight.draw_iterations)
     for name in straight.draws:
-        np.testing.assert_allclose(resumed.draws[name], straight.draws[name], rtol=1e-6)
-    with pytest.raises(ValueError, match="another run"):
-        fit(medlda(3, ell=2.0), corpus, num_iterations=12, checkpoint=path, **{**kw, "seed": 9})
+        np.testing.assert_array_equal(resumed.draws[name], straight.draws[name])
+    assert [s.iteration for s in resumed.snapshots] == [s.iteration for s in straight.snapshots]
+    for a, b in zip(resumed.snapshots, straight.snapshots):
+        for name in a.arrays:
+            np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
+    np.testing.assert_array_equal(resumed.state.state.topics.z, straight.state.state.topics.z)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"seed": 9}, "seed: checkpoint 1, this run 9"),
+    ({"num_iterations": 20}, "schedule"),
+    ({"num_chains": 3}, "num_chains"),
+])
+def test_checkpoint_of_another_run_is_refused(tmp_path, change, match):
+    corpus = small_corpus()
+    kw = dict(num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2, progress=False,
+              chunk=6, seed=1)
+    path = tmp_path / "ckpt.npz"
+    fit(medlda(3, ell=2.0), corpus, checkpoint=path, **kw)
+    with pytest.raises(ValueError, match=match):
+        fit(medlda(3, ell=2.0), corpus, checkpoint=path, **{**kw, **change})
+    with pytest.raises(ValueError, match="model"):
+        fit(medlda(3, ell=3.0), corpus, checkpoint=path, **kw)
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", None])
+def test_unreadable_checkpoint_is_a_clear_error(tmp_path, content):
+    corpus = small_corpus()
+    path = tmp_path / "ckpt.npz"
+    kw = dict(num_chains=1, num_iterations=4, num_snapshots=1, progress=False, seed=0)
+    if content is None:  # a real checkpoint, truncated
+        fit(gslda(2), corpus, checkpoint=path, **kw)
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a readable topiczoo checkpoint"):
+        fit(gslda(2), corpus, checkpoint=path, **kw)
 
 
 def test_eta_draw_matches_exact_gaussian():

@@ -8,9 +8,11 @@ import pytest
 
 from exact import small_corpus
 from topiczoo.fit import fit, snapshot_iterations
-from topiczoo.kernels.responses import Hinge, Logistic
-from topiczoo.models import gslda
+from topiczoo.models.responses import Hinge, Logistic
+from topiczoo.models import Task, gslda
 from topiczoo.predict import STRATEGIES, Prediction, predict, reduce_scores
+
+BINARY = Task("binary", 1)
 
 # S[c, i, j, t, d]: C=2 training chains, I=2 snapshots, J=3 test draws, T=1 task, D=2 docs.
 # Row = one test draw j, its two entries the scores of documents 0 and 1.
@@ -52,7 +54,7 @@ def test_reduce_scores_matches_hand_computed_values(strategy):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_prediction_labels_and_accuracy(strategy):
-    pred = Prediction(S, Logistic(1.0))
+    pred = Prediction(S, BINARY, Logistic(1.0))
     expected = (np.asarray(EXPECTED[strategy]) > 0).astype(int)
     np.testing.assert_array_equal(pred.labels(strategy), expected)
     assert pred.accuracy(expected, strategy) == 1.0
@@ -63,11 +65,11 @@ def test_unknown_strategy_and_bad_shapes():
     with pytest.raises(ValueError, match="unknown averaging strategy 'last'"):
         reduce_scores(S, "last")
     with pytest.raises(ValueError, match="unknown averaging strategy"):
-        Prediction(S, Logistic(1.0)).labels("MA")
+        Prediction(S, BINARY, Logistic(1.0)).labels("MA")
     with pytest.raises(ValueError, match=r"\[C, I, J, T, D\]"):
         reduce_scores(S[0], "ma")
     with pytest.raises(ValueError, match="average must be"):
-        Prediction(S, Logistic(1.0)).decision_scores("ma", average="votes")
+        Prediction(S, BINARY, Logistic(1.0)).decision_scores("ma", average="votes")
 
 
 def _sigmoid(x):
@@ -78,7 +80,7 @@ def test_probability_averaging_can_change_the_decision():
     # SA over three test draws with scores 10, -2, -2 (chain 0, last snapshot, one document):
     # mean score 2 > 0 -> label 1; mean probability (s(10) + 2 s(-2)) / 3 = 0.41279 < 0.5 -> 0
     scores = np.array([10.0, -2.0, -2.0], np.float32).reshape(1, 1, 3, 1, 1)
-    pred = Prediction(scores, Logistic(1.0))
+    pred = Prediction(scores, BINARY, Logistic(1.0))
     p_bar = (_sigmoid(10) + 2 * _sigmoid(-2)) / 3
     assert p_bar == pytest.approx(0.412787, abs=1e-6)
     assert pred.decision_scores("sa")[0, 0] == pytest.approx(2.0)
@@ -94,7 +96,7 @@ def test_probability_averaging_can_change_the_decision():
 
 
 def test_probability_averaging_hand_values_on_the_array_and_no_overflow():
-    pred = Prediction(S, Logistic(1.0))
+    pred = Prediction(S, BINARY, Logistic(1.0))
     last_draws = [[5, 0], [4, -2], [-3, 4], [-2, 6]]  # MF's four samples, per document
     for d in range(2):
         p_bar = sum(_sigmoid(row[d]) for row in last_draws) / 4
@@ -102,12 +104,12 @@ def test_probability_averaging_hand_values_on_the_array_and_no_overflow():
             math.log(p_bar / (1 - p_bar)), rel=1e-6)
     # saturated probabilities: logit(mean sigmoid) stays finite and exact
     big = np.full((2, 1, 2, 1, 1), 100.0, np.float32)
-    assert Prediction(big, Logistic(1.0)).decision_scores("ma", "probabilities")[0, 0] == (
+    assert Prediction(big, BINARY, Logistic(1.0)).decision_scores("ma", "probabilities")[0, 0] == (
         pytest.approx(100.0))
 
 
 def test_hinge_averages_scores_only():
-    pred = Prediction(S, Hinge(1.0, 1.0))
+    pred = Prediction(S, BINARY, Hinge(1.0, 1.0))
     np.testing.assert_allclose(pred.decision_scores("ma")[0], EXPECTED["ma"], rtol=1e-6)
     with pytest.raises(TypeError, match="only average='scores'"):
         pred.decision_scores("ma", average="probabilities")
@@ -137,7 +139,8 @@ def test_fit_snapshot_lag_timing_and_test_lags():
     timing = result.sample_stats["time_per_iteration"]
     assert timing.shape == (2, 13) and np.all(timing > 0)
     np.testing.assert_allclose(timing[0].sum(), result.train_seconds, rtol=1e-9)
-    chunks = [(0, 4), (4, 7), (7, 10), (10, 13)]  # burn-in end and snapshot points end chunks
+    # the early ends (1, 5), the burn-in end and the snapshot points end chunks
+    chunks = [(0, 1), (1, 4), (4, 5), (5, 7), (7, 10), (10, 13)]
     for a, b in chunks:
         assert np.all(timing[:, a:b] == timing[0, a])
     post = result.posterior_draws(include_stats=True)

@@ -16,7 +16,7 @@ from jax.scipy.special import gammaln
 from scipy.special import gammaln as gammaln64
 
 from topiczoo.kernels import topics as tk
-from topiczoo.kernels.gibbs import collapsed_log_likelihood
+from topiczoo.kernels.topics import collapsed_log_likelihood
 from topiczoo.kernels.topics import TopicState, collapsed_topics_step
 
 ALPHA = 0.5

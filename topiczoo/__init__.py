@@ -9,11 +9,14 @@ Quick start::
 """
 
 from topiczoo.corpus import Corpus
-from topiczoo.datasets import DATASETS, load_dataset
+from topiczoo.datasets import DATASETS, load_dataset, load_folds
 from topiczoo.fit import FitResult, fit
-from topiczoo.models import gslda, lda, medlda
+from topiczoo.models import (REGISTRY, gslda, gslda_multitask, lda, medlda, medlda_multitask,
+                             medlda_regression, slda_gaussian)
 from topiczoo.predict import Prediction, predict
+from topiczoo.run import fit_and_predict
 
 __version__ = "0.1.0"
-__all__ = ["DATASETS", "Corpus", "FitResult", "Prediction", "fit", "gslda", "lda",
-           "load_dataset", "medlda", "predict"]
+__all__ = ["DATASETS", "REGISTRY", "Corpus", "FitResult", "Prediction", "fit",
+           "fit_and_predict", "gslda", "gslda_multitask", "lda", "load_dataset", "load_folds",
+           "medlda", "medlda_multitask", "medlda_regression", "predict", "slda_gaussian"]

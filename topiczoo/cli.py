@@ -1,4 +1,8 @@
-"""Command line: ``topiczoo fit`` and ``topiczoo diagnose`` (see ``topiczoo COMMAND --help``)."""
+"""Command line: ``topiczoo fit`` and ``topiczoo diagnose`` (see ``topiczoo COMMAND --help``).
+
+The models, their options and their defaults come from the registry
+(``topiczoo.models.registry``); this module names none of them.
+"""
 
 from __future__ import annotations
 
@@ -6,68 +10,85 @@ import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
-# model name -> (task kinds it accepts, what it is)
-MODELS = {
-    "medlda": (("binary", "multilabel"), "Gibbs MedLDA, hinge loss (binary or multi-label)"),
-    "gslda": (("binary", "multilabel"), "logistic sLDA with constant c (binary or multi-label)"),
-    "lda-svm": (("binary",), "LDA, then a linear SVM on topic proportions"),
-    "medlda-regression": (("regression",), "Gibbs MedLDA, epsilon-insensitive loss"),
-    "slda-gaussian": (("regression",), "sLDA with a Gaussian response"),
-    "medlda-multitask": (("multiclass",), "multi-task Gibbs MedLDA, argmax over classes"),
-    "gslda-multitask": (("multiclass",), "multi-task logistic sLDA, argmax over classes"),
-    "medlda-ova": (("multiclass",), "one-vs-all binary Gibbs MedLDA models"),
-    "gslda-ova": (("multiclass",), "one-vs-all binary gSLDA models"),
+from topiczoo.models.registry import REGISTRY
+
+# option -> (type, help); the defaults are each model's own (read from the registry)
+_OPTION_HELP = {
+    "c": (float, "regularisation constant / cost"),
+    "ell": (float, "hinge margin"),
+    "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
+    "s2": (float, "noise variance of the Gaussian response (its start value when learned)"),
+    "learn_s2": (None, "draw the noise variance from its inverse-gamma conditional"),
+    "a0": (float, "shape of the inverse-gamma prior of s2"),
+    "b0": (float, "scale of the inverse-gamma prior of s2"),
+    "alpha": (float, "total Dirichlet concentration: theta ~ Dir(alpha/K)"),
+    "beta": (float, "Dirichlet parameter of each topic's word distribution"),
+    "nu2": (float, "prior variance of eta"),
 }
+#: the files a run writes into --out; a new (not resumed) run removes the previous ones
+OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures", "checkpoint.npz")
+
+
+def _defaults_by_model(option: str) -> str:
+    values = {}
+    for name, entry in REGISTRY.items():
+        if option in entry.options():
+            values.setdefault(repr(entry.options()[option]), []).append(name)
+    if len(values) == 1:
+        return f"default {next(iter(values))}"
+    return "default " + "; ".join(f"{v} for {', '.join(names)}" for v, names in values.items())
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="topiczoo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="topiczoo", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     f = sub.add_parser(
         "fit", help="fit a supervised topic model with several exact MCMC chains",
         description="Fit a model on a named data set, predict its test split, and write "
                     "summary.json, the ArviZ tree (posterior.nc) and trace.png to --out. "
-                    "Models: " + "; ".join(f"{k}: {v[1]}" for k, v in MODELS.items()),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    f.add_argument("--model", choices=tuple(MODELS), default="medlda")
+                    "Models: " + "; ".join(f"{k}: {e.summary}" for k, e in REGISTRY.items()))
+    f.add_argument("--model", choices=tuple(REGISTRY), default="medlda",
+                   help="the model (default medlda)")
     f.add_argument("--data", default="bbc",
                    help="bbc (embedded, binary), bbc-5, 20news-binary, 20news, poliblog, "
-                        "movie-scale (regression)")
+                        "movie-scale (regression) (default bbc)")
     f.add_argument("--data-dir", default=None,
                    help="folder holding 20news/, poliblog/, movie_scale/ "
                         "(default: $TOPICZOO_DATA or ../shared/data)")
     f.add_argument("--multilabel", action="store_true",
                    help="treat a multi-class data set as multi-label: one 0/1 task per class")
-    f.add_argument("--topics", "-K", type=int, default=20)
-    f.add_argument("--chains", type=int, default=4)
-    f.add_argument("--iterations", type=int, default=100, help="Gibbs cycles per chain")
-    f.add_argument("--burnin", type=int, default=None, help="default: half of --iterations")
+    f.add_argument("--topics", "-K", type=int, default=20, help="number of topics (default 20)")
+    f.add_argument("--sampler", default="exact",
+                   help="the model's sampler (default exact: the papers' collapsed Gibbs)")
+    f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
+    f.add_argument("--iterations", type=int, default=100,
+                   help="Gibbs cycles per chain (default 100)")
+    f.add_argument("--burnin", type=int, default=None,
+                   help="iterations before the first snapshot (default: half of --iterations)")
     f.add_argument("--snapshots", type=int, default=5,
-                   help="training snapshots used for prediction")
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--out", default="runs/latest", help="output directory")
-    f.add_argument("--c", type=float, default=1.0, help="regularisation constant / cost")
-    f.add_argument("--ell", type=float, default=None,
-                   help="hinge margin (default: 164 binary, 64 multi-class, as the papers)")
-    f.add_argument("--eps", type=float, default=1e-3,
-                   help="insensitivity of medlda-regression, in response units")
-    f.add_argument("--s2", type=float, default=1.0,
-                   help="slda-gaussian noise variance (start value unless --fixed-s2)")
-    f.add_argument("--fixed-s2", action="store_true", help="do not sample s2 (slda-gaussian)")
-    f.add_argument("--alpha", type=float, default=1.0,
-                   help="total Dirichlet concentration: theta ~ Dir(alpha/K)")
-    f.add_argument("--beta", type=float, default=0.01)
-    f.add_argument("--nu2", type=float, default=1.0, help="prior variance of eta")
-    f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized")
-    f.add_argument("--test-burnin", type=int, default=20)
-    f.add_argument("--test-draws", type=int, default=10)
+                   help="training snapshots used for prediction (default 5)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+    f.add_argument("--out", default="runs/latest", help="output directory (default runs/latest)")
+    for option, (kind, text) in _OPTION_HELP.items():
+        flag = "--" + option.replace("_", "-")
+        if kind is None:
+            f.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                           help=f"{text} ({_defaults_by_model(option)})")
+        else:
+            f.add_argument(flag, type=kind, default=None,
+                           help=f"{text} ({_defaults_by_model(option)})")
+    f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized",
+                   help="how numpyro runs the chains (default vectorized)")
+    f.add_argument("--test-burnin", type=int, default=20,
+                   help="burn-in sweeps of each test chain (default 20)")
+    f.add_argument("--test-draws", type=int, default=10,
+                   help="kept draws of each test chain (default 10)")
     f.add_argument("--average", choices=("sf", "sa", "mf", "ma"), default="ma",
-                   help="averaging strategy of the reported test metrics")
+                   help="averaging strategy of the reported test metrics (default ma)")
     f.add_argument("--checkpoint", action="store_true",
-                   help="write OUT/checkpoint.pkl after every chunk and resume from it")
+                   help="write OUT/checkpoint.npz after every chunk and resume from it")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
     d = sub.add_parser(
         "diagnose", help="convergence report of a run directory written by 'topiczoo fit'",
@@ -78,149 +99,122 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _model(args, num_classes):
-    from topiczoo import models
+def _options(args, entry) -> dict:
+    """The model options given on the command line; an option the model lacks is an error."""
+    given = {o: getattr(args, o) for o in _OPTION_HELP if getattr(args, o) is not None}
+    known = entry.options()
+    unknown = [o for o in given if o not in known]
+    if unknown:
+        flags = ", ".join("--" + o.replace("_", "-") for o in unknown)
+        raise ValueError(f"--model {entry.name} has no option {flags}; its options: "
+                         + ", ".join("--" + o.replace("_", "-") for o in known))
+    return given
 
-    common = dict(alpha=args.alpha, beta=args.beta)
-    sup = dict(common, nu2=args.nu2)
-    multiclass = args.model.endswith(("multitask", "ova"))
-    ell = args.ell if args.ell is not None else (64.0 if multiclass else 164.0)
-    build = {
-        "medlda": lambda: models.medlda(args.topics, c=args.c, ell=ell, **sup),
-        "gslda": lambda: models.gslda(args.topics, c=args.c, **sup),
-        "lda-svm": lambda: models.lda(args.topics, **common),
-        "medlda-regression": lambda: models.medlda_regression(args.topics, c=args.c,
-                                                              eps=args.eps, **sup),
-        "slda-gaussian": lambda: models.slda_gaussian(args.topics, s2=args.s2,
-                                                      learn_s2=not args.fixed_s2, **sup),
-        "medlda-multitask": lambda: models.medlda_multitask(args.topics, num_classes, c=args.c,
-                                                            ell=ell, **sup),
-        "gslda-multitask": lambda: models.gslda_multitask(args.topics, num_classes, c=args.c,
-                                                          **sup),
-        "medlda-ova": lambda: models.medlda(args.topics, c=args.c, ell=ell, **sup),
-        "gslda-ova": lambda: models.gslda(args.topics, c=args.c, **sup),
-    }[args.model]
-    build()  # validates the hyperparameters before any data is read
-    return build
+
+def _prepare_out(out: Path, resume: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a directory")
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"--out {out} lies under {parent}, which is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    if resume:
+        return
+    for name in OUTPUTS:
+        path = out / name
+        if path.is_dir():
+            import shutil
+
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
 
 
 def run_fit(args) -> dict:
     """Fit, predict and write the run directory; returns the summary dictionary."""
-    import dataclasses
-
-    import numpy as np
-
-    from topiczoo.baseline import lda_svm_predict
     from topiczoo.datasets import load_dataset
     from topiczoo.diagnostics import (format_table, plot_trace, save_datatree, summary_table,
                                       to_datatree)
-    from topiczoo.fit import fit
-    from topiczoo.metrics import evaluate
-    from topiczoo.ova import one_vs_all
-    from topiczoo.predict import STRATEGIES, predict
+    from topiczoo.predict import STRATEGIES
+    from topiczoo.run import fit_and_predict
 
-    _model(args, 2)  # hyperparameter errors before any data is read
+    entry = REGISTRY[args.model]
+    options = _options(args, entry)
+    entry.build(args.topics, **options)  # hyperparameter errors before any data is read
     data = load_dataset(args.data, data_dir=args.data_dir, seed=args.seed)
-    train, test, task = data.train, data.test, data.task
+    train, test, kind = data.train, data.test, data.task
     if args.multilabel:
-        if task != "multiclass":
-            raise ValueError(f"--multilabel needs a multi-class data set; {args.data!r} is {task}")
-        train, test = (dataclasses.replace(c, labels=_indicators(c.labels, len(data.label_names)))
-                       for c in (train, test))
-        task = "multilabel"
-    accepted = MODELS[args.model][0]
-    if task not in accepted:
-        raise ValueError(f"--model {args.model} takes {' or '.join(accepted)} data; "
-                         f"{args.data!r} is {task}" + (" (try --multilabel)" if
-                                                       task == "multiclass" and "multilabel" in accepted else ""))
-    build = _model(args, len(data.label_names))
+        if kind != "multiclass":
+            raise ValueError(f"--multilabel needs a multi-class data set; {args.data!r} is {kind}")
+        train, test, kind = train.as_multilabel(), test.as_multilabel(), "multilabel"
+    if entry.tasks and kind not in entry.tasks:
+        hint = " (try --multilabel)" if kind == "multiclass" and "multilabel" in entry.tasks else ""
+        raise ValueError(f"--model {args.model} takes {' or '.join(entry.tasks)} data; "
+                         f"{args.data!r} is {kind}{hint}")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    _prepare_out(out, resume=args.checkpoint)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr))
     log(f"{data.name}: train D={train.num_docs} N={train.num_tokens} V={train.vocab_size}; "
         f"test D={test.num_docs} ({data.test_tokens_dropped} test tokens outside the "
         f"training vocabulary dropped)")
-    fit_kw = dict(num_chains=args.chains, num_iterations=args.iterations,
-                  num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
-                  chain_method=args.chain_method)
-    test_kw = dict(num_burnin=args.test_burnin, num_draws=args.test_draws, seed=args.seed)
-    y_test = np.asarray(test.labels)
+    run = fit_and_predict(
+        entry, args.topics, train, test, options=options,
+        fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
+                        num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
+                        chain_method=args.chain_method, sampler=args.sampler),
+        predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
+                            seed=args.seed),
+        progress=not args.quiet,
+        checkpoint=out / "checkpoint.npz" if args.checkpoint else None)
+    result, prediction = run.result, run.prediction
+    metrics = {}
+    if prediction is not None:
+        metrics = {s: prediction.metrics(test.labels, s) for s in STRATEGIES}
     written = [out / "summary.json"]
-    if args.model.endswith("-ova"):
-        tic = time.perf_counter()
-        prediction = one_vs_all(build, train, test, predict_kwargs=test_kw,
-                                progress=not args.quiet, **fit_kw)
-        metrics = {s: evaluate(task, y_test, prediction.labels(s)) for s in STRATEGIES}
-        train_seconds = prediction.train_seconds
-        throughput = prediction.token_iterations_per_second
-        predict_seconds = time.perf_counter() - tic - train_seconds
-        result = table = None
-    else:
-        result = fit(build(), train, progress=not args.quiet,
-                     checkpoint=out / "checkpoint.pkl" if args.checkpoint else None, **fit_kw)
-        tic = time.perf_counter()
-        prediction = None
-        if args.model == "lda-svm":
-            svm = lda_svm_predict(result, train, test, **test_kw)
-            metrics = {"ma": evaluate(task, y_test, svm.labels())}
-        else:
-            prediction = predict(result, test, **test_kw)
-            truth = y_test.T if task == "multilabel" else y_test
-            metrics = {s: evaluate(task, truth, prediction.labels(s)) for s in STRATEGIES}
-        predict_seconds = time.perf_counter() - tic
-        train_seconds = result.train_seconds
-        throughput = result.token_iterations_per_second
-        observed = {"multilabel": lambda: y_test.T,
-                    "multiclass": lambda: _indicators(y_test, len(data.label_names)).T}
-        tree = to_datatree(result, prediction, test_labels=observed.get(task, lambda: y_test)())
+    table = None
+    if result is not None:
+        observed = prediction.task.to_tasks(test.labels) if prediction is not None else None
+        tree = to_datatree(result, prediction if entry.driver == "gibbs" else None,
+                           test_labels=observed if entry.driver == "gibbs" else None)
         table = summary_table(tree)
         save_datatree(tree, out / "posterior.nc")
         plot_trace(tree, out / "trace.png")
         written += [out / "posterior.nc", out / "trace.png"]
-    average = args.average if args.average in metrics else "ma"
+    average = args.average
     summary = {
-        "model": args.model, "data": data.name, "task": task, "topics": args.topics,
-        "chains": args.chains, "iterations": args.iterations,
+        "model": args.model, "data": data.name, "task": kind, "topics": args.topics,
+        "sampler": args.sampler, "chains": args.chains, "iterations": args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
-        "hyperparameters": _hyperparameters(args, build()),
-        **{("test_" + k if k == "accuracy" else k): v for k, v in metrics[average].items()},
+        "hyperparameters": {k: v for k, v in entry.build(args.topics, corpus=train,
+                                                         **options).describe().items()
+                            if k not in ("model", "num_topics")},
+        **{("test_" + k if k == "accuracy" else k): v
+           for k, v in metrics.get(average, {}).items()},
         "average": average, "test_metrics_by_strategy": metrics,
-        "train_seconds": train_seconds, "predict_seconds": predict_seconds,
-        "token_iterations_per_second": throughput,
+        "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
+        "token_iterations_per_second": run.token_iterations_per_second,
         "train_tokens": train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
     }
     if table is not None:
         summary["rhat"] = {n: _finite(table.loc[n, "r_hat"]) for n in table.index}
         summary["rhat_classic"] = {n: _finite(table.loc[n, "r_hat_classic"]) for n in table.index}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in metrics[average].items())
-          + ("   [" + "  ".join(f"{s} {next(iter(m.values())):.4f}" for s, m in metrics.items())
-             + "]" if len(metrics) > 1 else ""))
-    print(f"training: {train_seconds:.1f} s, {throughput / 1e6:.2f} M token-iterations/s "
-          f"({args.chains} chains); prediction {predict_seconds:.1f} s")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n")
+    if metrics:
+        print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in metrics[average].items())
+              + "   [" + "  ".join(f"{s} {next(iter(m.values())):.4f}" for s, m in metrics.items())
+              + "]")
+    print(f"training: {run.train_seconds:.1f} s, {run.token_iterations_per_second / 1e6:.2f} M "
+          f"token-iterations/s ({args.chains} chains); prediction {run.predict_seconds:.1f} s")
     if table is not None:
         print(format_table(table))
     print("wrote " + ", ".join(str(p) for p in written))
     return summary
 
 
-def _hyperparameters(args, model) -> dict:
-    """The hyperparameters the model uses, as given on the command line."""
-    out = {"alpha": args.alpha, "beta": args.beta}
-    response = model.response
-    if response is not None:
-        out["nu2"] = args.nu2
-        for name in ("c", "ell", "eps", "s2", "learn_s2"):
-            if hasattr(response, name):
-                out[name] = getattr(response, name)
-    return out
-
-
-def _indicators(class_ids, num_classes):
-    import numpy as np
-
-    class_ids = np.asarray(class_ids)
-    return (class_ids[:, None] == np.arange(num_classes)[None, :]).astype(np.int64)
+def _json(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON: {value!r}")
 
 
 def _finite(x):

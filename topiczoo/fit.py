@@ -1,10 +1,11 @@
-"""Fitting: several chains of the Gibbs kernel through numpyro's ``MCMC``, in chunks.
+"""Fitting: several chains of a model's sampler through numpyro's ``MCMC``, in chunks.
 
 A run is cut into chunks of iterations. Each chunk is one ``MCMC.run`` continued from the last
 state (``post_warmup_state``), which gives, at no cost to the sampler:
 
-* progress lines on long runs (iteration, monitors, throughput);
-* topic-word snapshots at chunk ends only (the K x V counts are never collected per draw);
+* progress lines from the first iterations on (iteration, monitors, throughput, time left);
+* snapshots of the model's globals (for a topic model: the topic-word counts and eta) at
+  chunk ends only: the K x V counts are never collected per draw;
 * a checkpoint after every chunk, so an interrupted run resumes where it stopped, and the
   resumed run is identical to an uninterrupted one (the chain's key lives in the state);
 * a per-draw timing, ``time_per_iteration``: the wall time of each chunk divided by its
@@ -15,65 +16,80 @@ Training snapshots (the averaging paper's selected models T_TR) are taken either
 every L_TR-th iteration after burn-in B_TR: iterations B_TR + L_TR, B_TR + 2 L_TR, ..., plus
 the last iteration if it is not among them.
 
-Every ``MCMC.run`` re-traces and re-compiles numpyro's collection loop (about 3 s for a
-supervised kernel here). JAX's persistent compilation cache turns each repeat into a cache hit
-(about 0.5 s): :func:`fit` switches it on, in ``$TOPICZOO_CACHE`` or ``~/.cache/topiczoo/jax``,
-unless the user configured a cache directory already or passes ``compilation_cache=False``.
+Compiled once. numpyro 0.22's ``fori_collect`` wraps its loop body in a new ``jax.jit`` on every
+``MCMC.run`` (numpyro/util.py, ``maybe_jit(_body_fn, ...)`` and the ``_fori_collect_loop`` jit
+that takes it as a static argument; fixed upstream by pyro-ppl/numpyro#2171, not yet
+released), so each chunk re-traced and re-compiled the collection loop and kept the new
+executable: about 22 MB and 270 memory mappings per chunk. The chunks therefore run under
+numpyro's public ``numpyro.util.control_flow_prims_disabled()``: the collection loop is a plain
+Python loop, and the kernel's step is compiled once by the kernel itself
+(``kernels.gibbs``). This is the one place that works around numpyro. JAX's persistent
+compilation cache (``$TOPICZOO_CACHE`` or ``~/.cache/topiczoo/jax``) also keeps that one
+compilation across processes.
+
+Checkpoints (:func:`save_checkpoint`) are one ``.npz`` file of arrays with a JSON description
+of the run; reading one runs no code, and a checkpoint of another model, sampler, seed, corpus
+or schedule is refused with a message that says what differs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
-import pickle
 import sys
 import time
+import zipfile
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import jax
 import numpy as np
 from numpyro.infer import MCMC
+from numpyro.util import control_flow_prims_disabled
 
-from topiczoo.kernels.gibbs import GibbsKernel, GibbsState, corpus_data
+from topiczoo.kernels.gibbs import ChainState, GibbsKernel
+
+CHECKPOINT_FORMAT = 1
 
 
 @dataclass
 class Snapshot:
-    """Global quantities of every chain at one training iteration.
+    """The globals of every chain at one training iteration.
 
-    iteration: Gibbs cycles completed; n_wk: int32 [C, V, K]; n_k: int32 [C, K];
-    eta: float32 [C, T, K].
+    iteration: Gibbs cycles completed; arrays: ``{name: [C, ...]}`` from the sampler's
+    ``snapshot`` (parametric family: ``n_wk`` int32 [C, V, K], ``n_k`` int32 [C, K],
+    ``eta`` float32 [C, T, K]).
     """
 
     iteration: int
-    n_wk: np.ndarray
-    n_k: np.ndarray
-    eta: np.ndarray
+    arrays: dict
 
-    def phi_hat(self, beta: float) -> np.ndarray:
-        """Posterior-mean topics given the counts: float64 [C, V, K], columns sum to 1."""
-        vocab_size = self.n_wk.shape[1]
-        return (self.n_wk + beta) / (self.n_k[:, None, :] + vocab_size * beta)
+    def chain(self, c: int) -> dict:
+        """The arrays of chain ``c`` (no chain axis)."""
+        return {name: a[c] for name, a in self.arrays.items()}
 
 
 @dataclass
 class FitResult:
     """Everything a fit produced.
 
-    draws: per-draw quantities ``{name: [C, S, ...]}`` (the kernel's ``params``: eta and the
+    draws: per-draw quantities ``{name: [C, S, ...]}`` (the sampler's monitors: eta and the
       label-invariant monitors), burn-in included; ``draw_iterations`` [S] says at which
       iteration each was taken. ``snapshots``: post-burn-in :class:`Snapshot` list.
     sample_stats: per-draw sampler statistics ``{name: [C, S]}``, aligned with ``draws``:
       ``time_per_iteration`` (float64 seconds per Gibbs cycle): the wall time of the chunk
       (one ``MCMC.run``) that produced the draw divided by the chunk's number of iterations,
       the same value for every draw and chain of a chunk (vectorized chains share one wall
-      clock). The first chunk includes tracing and compilation (as does the first chunk of
-      each new length, and the first chunk after a resume), so its value is an upper bound;
-      judge speed by the later chunks. Draws restored from a checkpoint written before this
-      field existed get NaN. Kept apart from ``draws`` because it is not a function of the
-      chain's state (two identical runs differ in it); :func:`topiczoo.diagnostics.to_datatree`
-      puts it in the ``sample_stats`` group.
-    state: the last :class:`GibbsState` of every chain (numpy), to continue the run.
+      clock). The first chunk includes compilation (as does the first chunk after a resume in
+      a new process), so its value is an upper bound; judge speed by the later chunks. Kept
+      apart from ``draws`` because it is not a function of the chain's state.
+    state: the last :class:`~topiczoo.kernels.gibbs.ChainState` of every chain (numpy, with a
+      leading chain axis), to continue the run.
+    task: the :class:`~topiczoo.models.tasks.Task` of the training labels (None if
+      unsupervised). sampler: the sampler's name. schedule: the run's iteration schedule
+      (``num_iterations``, ``num_burnin``, ``num_snapshots``, ``snapshot_lag``, ``thinning``).
     train_seconds: wall time of the sampling, compile time included.
     """
 
@@ -83,13 +99,17 @@ class FitResult:
     num_burnin: int
     thinning: int
     seed: int
+    sampler: str = "exact"
+    task: object = None
+    schedule: dict = field(default_factory=dict)
     draws: dict = field(default_factory=dict)
     draw_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     snapshots: list = field(default_factory=list)
-    state: GibbsState | None = None
+    state: ChainState | None = None
     train_seconds: float = 0.0
     num_tokens: int = 0
     sample_stats: dict = field(default_factory=dict)
+    fingerprint: str = ""
 
     @property
     def iterations_done(self) -> int:
@@ -111,12 +131,9 @@ class FitResult:
             items.update(self.sample_stats)
         return {k: v[:, keep] for k, v in items.items()}
 
-    def __setstate__(self, state):
-        # checkpoints written before ``sample_stats`` existed: NaN timing for their draws
-        self.__dict__.update(state)
-        if "sample_stats" not in state:
-            shape = (int(self.num_chains), len(self.draw_iterations))
-            self.sample_stats = {"time_per_iteration": np.full(shape, np.nan)}
+    def chain_state(self, c: int) -> object:
+        """The family's state of chain ``c`` (no chain axis)."""
+        return jax.tree.map(lambda a: a[c], self.state.state)
 
 
 def enable_compilation_cache(path=None) -> str | None:
@@ -153,71 +170,118 @@ def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_la
                    for i in range(num_snapshots)})
 
 
-def _schedule(num_iterations, num_burnin, num_snapshots, chunk, snapshot_lag=None):
-    """Chunk ends: every ``chunk`` iterations, plus the burn-in end and the snapshot points."""
+#: Early chunk ends, so that progress (and a first time estimate) comes from the start.
+_EARLY_ENDS = (1, 5, 20)
+
+
+def _schedule(num_iterations, num_burnin, num_snapshots, chunk, snapshot_lag=None, thinning=1):
+    """Chunk ends: the early ends, every ``chunk`` iterations, the burn-in end and the snapshot
+    points."""
     snaps = snapshot_iterations(num_iterations, num_burnin, num_snapshots, snapshot_lag)
-    ends = set(range(chunk, num_iterations, chunk)) | {num_burnin, num_iterations} | set(snaps)
-    return sorted(e for e in ends if e > 0), set(snaps)
+    early = {e for e in _EARLY_ENDS if e < chunk and e % thinning == 0}
+    ends = (set(range(chunk, num_iterations, chunk)) | early | {num_burnin, num_iterations}
+            | set(snaps))
+    return sorted(e for e in ends if 0 < e <= num_iterations), set(snaps)
 
 
-def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
-        num_burnin: int | None = None, num_snapshots: int = 5,
+def _check_settings(**settings):
+    for name, (value, low) in settings.items():
+        if isinstance(value, bool) or int(value) != value or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def corpus_fingerprint(data) -> str:
+    """A short hash of the arrays a sampler reads (tokens, documents, coded responses)."""
+    h = hashlib.sha256()
+    for a in data:
+        a = np.ascontiguousarray(np.asarray(a))
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
+# numpyro keeps recent MCMC objects alive in module-level caches (8 entries); reuse ours too
+_MCMC_CACHE: OrderedDict = OrderedDict()
+
+
+def _mcmc(kernel, length, num_chains, thinning, chain_method) -> MCMC:
+    key = (kernel.sampler, kernel.vocab_size, length, num_chains, thinning, chain_method)
+    mcmc = _MCMC_CACHE.pop(key, None)
+    if mcmc is None:
+        mcmc = MCMC(kernel, num_warmup=0, num_samples=length, num_chains=num_chains,
+                    thinning=thinning, chain_method=chain_method, progress_bar=False,
+                    jit_model_args=True)
+    _MCMC_CACHE[key] = mcmc
+    while len(_MCMC_CACHE) > 8:
+        _MCMC_CACHE.popitem(last=False)
+    return mcmc
+
+
+def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
+        num_iterations: int = 200, num_burnin: int | None = None, num_snapshots: int = 5,
         snapshot_lag: int | None = None, thinning: int = 1, seed: int = 0,
-        chain_method: str = "vectorized", chunk: int = 50,
-        progress: bool = True, checkpoint: str | os.PathLike | None = None,
+        chain_method: str = "vectorized", chunk: int = 50, progress: bool = True,
+        checkpoint: str | os.PathLike | None = None, callback=None,
         compilation_cache: bool = True) -> FitResult:
-    """Run ``num_chains`` chains of the exact Gibbs sampler of ``model`` on ``corpus``.
+    """Run ``num_chains`` chains of ``model``'s sampler on ``corpus``.
 
     Args:
-      model: a :class:`topiczoo.models.TopicModel` (e.g. ``gslda(20, c=25)``).
+      model: a model of ``topiczoo.models`` (e.g. ``gslda(20, c=25)``).
       corpus: training :class:`topiczoo.corpus.Corpus` (labels required if supervised).
+      sampler: one of ``model.samplers`` (default ``"exact"``, the papers' collapsed Gibbs).
       num_iterations: Gibbs cycles per chain, burn-in included.
       num_burnin: B_TR, cycles before the first snapshot (default: half of
         ``num_iterations``). Draws before it are kept too (``draw_iterations`` <= B_TR).
-      num_snapshots: topic-word snapshots kept after burn-in, evenly spaced, the last at the
-        end (ignored when ``snapshot_lag`` is given).
+      num_snapshots: snapshots kept after burn-in, evenly spaced, the last at the end
+        (ignored when ``snapshot_lag`` is given).
       snapshot_lag: L_TR: if given, a snapshot every ``snapshot_lag`` iterations after burn-in
         (iterations B_TR + L_TR, B_TR + 2 L_TR, ...) and one at the last iteration, overriding
-        ``num_snapshots``; see :func:`snapshot_iterations`. Each snapshot ends a chunk, so a
-        small lag means more ``MCMC.run`` calls (about 0.5 s each with the compilation cache).
+        ``num_snapshots``; see :func:`snapshot_iterations`.
       thinning: keep every ``thinning``-th draw of the per-draw quantities.
       seed: determines the run, chain by chain (host randomness included).
       chain_method: ``"vectorized"`` or ``"sequential"`` (numpyro's).
-      chunk: iterations per ``MCMC.run`` (progress and checkpoint granularity).
-      progress: print one line per chunk to stderr.
-      checkpoint: file to write after every chunk; if it exists, the run resumes from it.
+      chunk: iterations per ``MCMC.run`` (progress and checkpoint granularity; the first
+        chunks end at iterations 1, 5 and 20 so that progress starts at once).
+      progress: print a line per chunk to stderr: monitors, throughput and the time left.
+      checkpoint: file written after every chunk; if it exists, the run resumes from it (it
+        must be of the same run: model, sampler, seed, chains, corpus and schedule).
+      callback: ``callback(result)`` after every chunk (after the checkpoint is written);
+        raising from it (e.g. ``KeyboardInterrupt``) stops the run, and nothing is lost.
       compilation_cache: use JAX's persistent compilation cache (see the module docstring).
     Returns a :class:`FitResult`.
     """
-    num_burnin = num_iterations // 2 if num_burnin is None else int(num_burnin)
-    for name, value, low in (("num_chains", num_chains, 1), ("num_iterations", num_iterations, 1),
-                             ("num_snapshots", num_snapshots, 0), ("thinning", thinning, 1),
-                             ("chunk", chunk, 1), ("num_burnin", num_burnin, 0),
-                             ("snapshot_lag", 1 if snapshot_lag is None else snapshot_lag, 1)):
-        if int(value) != value or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    num_burnin = num_iterations // 2 if num_burnin is None else num_burnin
+    _check_settings(num_chains=(num_chains, 1), num_iterations=(num_iterations, 1),
+                    num_snapshots=(num_snapshots, 0), thinning=(thinning, 1), chunk=(chunk, 1),
+                    num_burnin=(num_burnin, 0),
+                    snapshot_lag=(1 if snapshot_lag is None else snapshot_lag, 1))
+    num_burnin = int(num_burnin)
     if num_burnin >= num_iterations and (num_snapshots > 0 or snapshot_lag is not None):
         raise ValueError(f"num_burnin ({num_burnin}) must be below num_iterations "
                          f"({num_iterations}) to take snapshots")
     if chain_method not in ("vectorized", "sequential"):
         raise ValueError(f"chain_method must be 'vectorized' or 'sequential', got {chain_method!r}")
-    data = corpus_data(corpus, model.response)
+    task = model.task_of(corpus)
+    data = model.corpus_data(corpus, task)
+    kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task)
     if compilation_cache:
         enable_compilation_cache()
-    kernel = GibbsKernel(model, corpus.vocab_size)
-    result = None
+    schedule = dict(num_iterations=int(num_iterations), num_burnin=num_burnin,
+                    num_snapshots=int(num_snapshots), snapshot_lag=snapshot_lag,
+                    thinning=int(thinning))
+    fresh = FitResult(model, tuple(corpus.vocabulary), int(num_chains), num_burnin,
+                      int(thinning), int(seed), sampler, task, schedule,
+                      num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
+    result = fresh
     if checkpoint is not None and os.path.exists(checkpoint):
-        result = load_checkpoint(checkpoint)
-        if result.model != model or result.seed != seed or result.num_chains != num_chains:
-            raise ValueError(f"checkpoint {checkpoint} belongs to another run "
-                             f"({result.model.name}, seed {result.seed}); remove it or change path")
-    if result is None:
-        result = FitResult(model, tuple(corpus.vocabulary), num_chains, num_burnin, thinning, seed,
-                           num_tokens=corpus.num_tokens)
+        result = load_checkpoint(checkpoint, kernel, data, expected=fresh)
     ends, snapshot_points = _schedule(num_iterations, num_burnin, num_snapshots, chunk,
-                                      snapshot_lag)
-    mcmc_by_length = {}
+                                      snapshot_lag, thinning)
+    log = _progress_log(result, num_iterations) if progress else None
     start = result.iterations_done
+    mcmc_calls = 0
+    if log and start:
+        log(f"resuming from iteration {start} of {num_iterations} ({checkpoint})")
     for end in ends:
         if end <= start:
             continue
@@ -226,80 +290,147 @@ def fit(model, corpus, *, num_chains: int = 4, num_iterations: int = 200,
             raise ValueError(f"chunk of {length} iterations is not a multiple of thinning "
                              f"{thinning}; choose chunk/num_burnin/num_snapshots/snapshot_lag "
                              "to fit")
-        mcmc = mcmc_by_length.get(length)
-        if mcmc is None:
-            mcmc = mcmc_by_length[length] = MCMC(
-                kernel, num_warmup=0, num_samples=length, num_chains=num_chains,
-                thinning=thinning, chain_method=chain_method, progress_bar=False,
-                jit_model_args=True)
+        mcmc = _mcmc(kernel, length, num_chains, thinning, chain_method)
         tic = time.perf_counter()
-        if result.state is None:
-            mcmc.run(jax.random.PRNGKey(seed), data)
-        else:
-            # result.state always has a chain axis; numpyro runs a single chain unbatched
-            unbatch = (lambda a: a[0]) if num_chains == 1 else (lambda a: a)
-            mcmc.post_warmup_state = jax.tree.map(lambda a: jax.numpy.asarray(unbatch(a)),
-                                                  result.state)
-            mcmc.run(mcmc.post_warmup_state.rng_key, data)
+        with control_flow_prims_disabled():  # see the module docstring
+            if result.state is None:
+                mcmc.post_warmup_state = None
+                mcmc.run(jax.random.PRNGKey(seed), data)
+            else:
+                # result.state always has a chain axis; numpyro runs a single chain unbatched
+                unbatch = (lambda a: a[0]) if num_chains == 1 else (lambda a: a)
+                mcmc.post_warmup_state = jax.tree.map(lambda a: jax.numpy.asarray(unbatch(a)),
+                                                      result.state)
+                mcmc.run(mcmc.post_warmup_state.rng_key, data)
         draws = jax.tree.map(np.asarray, mcmc.get_samples(group_by_chain=True))
         state = jax.tree.map(np.asarray, mcmc.last_state)
-        _release(mcmc)
+        mcmc.post_warmup_state = None
         if num_chains == 1:
             state = jax.tree.map(lambda a: a[None], state)
         seconds = time.perf_counter() - tic
-        result.train_seconds += seconds
-        result.state = state
-        new_iterations = np.arange(start + thinning, end + 1, thinning)
-        result.draw_iterations = np.concatenate([result.draw_iterations, new_iterations])
-        result.draws = draws if not result.draws else {
-            k: np.concatenate([result.draws[k], draws[k]], axis=1) for k in draws}
-        timing = np.full((num_chains, len(new_iterations)), seconds / length)
-        previous = result.sample_stats.get("time_per_iteration")
-        result.sample_stats["time_per_iteration"] = (
-            timing if previous is None else np.concatenate([previous, timing], axis=1))
+        _append_chunk(result, state, draws, start, end, thinning, seconds)
         if end in snapshot_points:
-            result.snapshots.append(Snapshot(end, state.topics.n_wk.copy(),
-                                             state.topics.n_k.copy(), state.eta.copy()))
-        if progress:
-            _report(result, end, num_iterations, draws)
+            arrays = jax.vmap(kernel.sampler.snapshot)(state.state)
+            result.snapshots.append(Snapshot(end, {k: np.array(v) for k, v in arrays.items()}))
+        if log:  # the first chunk of a call includes compilation: no time estimate from it
+            log(_progress_line(result, end, num_iterations, draws,
+                               seconds / length if mcmc_calls else None))
+        mcmc_calls += 1
         if checkpoint is not None:
             save_checkpoint(result, checkpoint)
+        if callback is not None:
+            callback(result)
         start = end
     return result
 
 
-def _release(mcmc) -> None:
-    """Drop the arrays an ``MCMC`` object keeps after a run (samples, last state, data).
+def _append_chunk(result, state, draws, start, end, thinning, seconds):
+    result.train_seconds += seconds
+    result.state = state
+    new_iterations = np.arange(start + thinning, end + 1, thinning)
+    result.draw_iterations = np.concatenate([result.draw_iterations, new_iterations])
+    result.draws = draws if not result.draws else {
+        k: np.concatenate([result.draws[k], draws[k]], axis=1) for k in draws}
+    timing = np.full((result.num_chains, len(new_iterations)), seconds / (end - start))
+    previous = result.sample_stats.get("time_per_iteration")
+    result.sample_stats["time_per_iteration"] = (
+        timing if previous is None else np.concatenate([previous, timing], axis=1))
 
-    numpyro's module-level function caches keep closures over recent ``MCMC`` objects alive;
-    without this, every fit left its corpus and sampler state in memory (35 MB per fit on
-    bbc, 150 MB on 20news).
-    """
-    mcmc._states = mcmc._states_flat = mcmc._last_state = mcmc._warmup_state = None
-    mcmc.post_warmup_state = None
-    mcmc._args, mcmc._kwargs = (), {}
-    mcmc._init_state_cache = {}
+
+def _progress_log(result, total):
+    name = result.model.describe()["model"]
+    return lambda line: print(f"[{name}] {line}", file=sys.stderr, flush=True)
 
 
-def _report(result, end, total, draws):
-    parts = [f"[{result.model.name}] iteration {end}/{total}"]
+def _progress_line(result, end, total, draws, seconds_per_iteration):
+    parts = [f"iteration {end}/{total}"]
     for name, fmt in (("log_likelihood", "{:.4g}"), ("train_accuracy", "{:.3f}"),
-                      ("train_loss", "{:.4g}"), ("eta_norm", "{:.3g}")):
+                      ("train_loss", "{:.4g}"), ("residual_norm", "{:.4g}"),
+                      ("eta_norm", "{:.3g}")):
         if name in draws:
             parts.append(f"{name} " + fmt.format(float(np.mean(draws[name][:, -1]))))
     parts.append(f"{result.token_iterations_per_second / 1e6:.2f} M token-it/s")
-    print(" | ".join(parts), file=sys.stderr, flush=True)
+    if end < total and seconds_per_iteration is not None:
+        parts.append(f"about {_duration(seconds_per_iteration * (total - end))} left")
+    return " | ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoints: arrays plus a JSON description; reading one runs no code.
+
+
+def _describe_run(result) -> dict:
+    return {"format": CHECKPOINT_FORMAT, "model": result.model.describe(),
+            "sampler": result.sampler, "seed": result.seed, "num_chains": result.num_chains,
+            "schedule": result.schedule, "corpus": result.fingerprint,
+            "vocabulary": hashlib.sha256("\n".join(result.vocabulary).encode()).hexdigest()[:16]}
 
 
 def save_checkpoint(result: FitResult, path) -> None:
-    """Write ``result`` to ``path`` atomically (pickle of numpy arrays and the model spec)."""
-    tmp = f"{path}.tmp"
+    """Write ``result`` to ``path`` atomically: one ``.npz`` of its arrays (state, draws,
+    snapshots) and a JSON description of the run (model, sampler, seed, schedule, corpus
+    fingerprint, iteration of each snapshot, timings)."""
+    arrays = {f"state/{jax.tree_util.keystr(p)}": np.asarray(a)
+              for p, a in jax.tree_util.tree_flatten_with_path(result.state)[0]}
+    arrays.update({f"draws/{k}": v for k, v in result.draws.items()})
+    arrays.update({f"sample_stats/{k}": v for k, v in result.sample_stats.items()})
+    arrays["draw_iterations"] = np.asarray(result.draw_iterations, np.int64)
+    for i, snap in enumerate(result.snapshots):
+        arrays.update({f"snapshots/{i}/{k}": v for k, v in snap.arrays.items()})
+    meta = {**_describe_run(result), "snapshot_iterations": [s.iteration for s in result.snapshots],
+            "train_seconds": result.train_seconds}
+    arrays["meta"] = np.asarray(json.dumps(meta))
+    tmp = f"{path}.tmp.npz"
     with open(tmp, "wb") as f:
-        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+        np.savez(f, **arrays)
     os.replace(tmp, path)
 
 
-def load_checkpoint(path) -> FitResult:
-    """Read a :class:`FitResult` written by :func:`save_checkpoint`."""
-    with open(path, "rb") as f:
-        return pickle.load(f)
+def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> FitResult:
+    """Read a checkpoint written by :func:`save_checkpoint` for the run ``expected`` describes
+    (a fresh :class:`FitResult` of the same call), whose state the ``kernel`` on ``data`` must
+    be able to continue. Raises ``ValueError`` saying what differs, or that the file is not a
+    checkpoint (truncated, empty, another format)."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            stored = {name: archive[name] for name in archive.files}
+        meta = json.loads(str(stored.pop("meta")))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path} is not a readable topiczoo checkpoint ({err}); remove it to "
+                         "start afresh") from None
+    want = json.loads(json.dumps(_describe_run(expected)))
+    differ = [key for key in want if meta.get(key) != want[key]]
+    if differ:
+        detail = "; ".join(f"{key}: checkpoint {meta.get(key)!r}, this run {want[key]!r}"
+                           for key in differ)
+        raise ValueError(f"checkpoint {path} belongs to another run ({detail}); remove it or "
+                         "choose another path")
+    template = kernel.state_shapes(data, expected.num_chains)
+    paths, treedef = jax.tree_util.tree_flatten_with_path(template)
+    leaves = []
+    for p, leaf in paths:
+        name = f"state/{jax.tree_util.keystr(p)}"
+        if name not in stored or stored[name].shape != leaf.shape:
+            raise ValueError(f"checkpoint {path} does not hold a state of this sampler "
+                             f"({name} missing or of another shape)")
+        leaves.append(stored[name].astype(leaf.dtype))
+    result = expected
+    result.state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
+    result.draws = {k[len("draws/"):]: v for k, v in stored.items() if k.startswith("draws/")}
+    result.sample_stats = {k[len("sample_stats/"):]: v for k, v in stored.items()
+                           if k.startswith("sample_stats/")}
+    result.draw_iterations = stored["draw_iterations"]
+    result.snapshots = [
+        Snapshot(it, {k.split("/", 2)[2]: v for k, v in stored.items()
+                      if k.startswith(f"snapshots/{i}/")})
+        for i, it in enumerate(meta["snapshot_iterations"])]
+    result.train_seconds = float(meta["train_seconds"])
+    return result

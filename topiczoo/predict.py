@@ -24,11 +24,10 @@ probabilities sigmoid(S) (the Monte Carlo estimate of the posterior predictive p
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
-
-from topiczoo.kernels.topics import sample_test_topics
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
@@ -71,26 +70,34 @@ def reduce_scores(scores: np.ndarray, strategy: str) -> np.ndarray:
 
 @dataclass
 class Prediction:
-    """Scores of test documents.
+    """Scores of test documents, the same type for every model.
 
     scores: float32 [C, I, J, T, D] (chain, training snapshot, test draw, task, document);
+      a one-vs-all prediction has one task per class, a two-step baseline one snapshot and one
+      test draw per chain.
+    task: the :class:`~topiczoo.models.tasks.Task` (decision rule and metrics).
+    response: the model's response (probabilities for the logistic), or None.
     zbar: float32 [C, I, J, D, K] test topic proportions (kept only when asked for).
     """
 
     scores: np.ndarray
-    response: object
+    task: object
+    response: object = None
     zbar: np.ndarray | None = None
 
     def score(self, strategy: str = "ma") -> np.ndarray:
         """Averaged scores omega [T, D]."""
         return reduce_scores(self.scores, strategy)
 
+    def _has_probabilities(self) -> bool:
+        return hasattr(self.response, "probability")
+
     def _check_average(self, average: str) -> None:
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
-        if average == "probabilities" and not hasattr(self.response, "probability"):
-            raise TypeError(f"the {self.response.name} response gives no probabilities: "
-                            "only average='scores'")
+        if average == "probabilities" and not self._has_probabilities():
+            raise TypeError("this model's response gives no probabilities: only "
+                            "average='scores'")
 
     def decision_scores(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
         """Decision scores [T, D] of a strategy: label 1 where > 0.
@@ -112,34 +119,54 @@ class Prediction:
         return log_p1 - log_p0
 
     def labels(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
-        """Predicted labels [D] (single task) or [T, D], in the corpus' coding (0/1)."""
-        out = np.asarray(self.response.decide(self.decision_scores(strategy, average)))
-        return out[0] if out.shape[0] == 1 else out
+        """Predictions in the corpus's orientation (``Task.decide``): class ids [D] (binary,
+        multi-class), 0/1 indicators [D, L] (multi-label), predicted responses [D]
+        (regression)."""
+        return self.task.decide(self.decision_scores(strategy, average))
 
     def probabilities(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
-        """p(y = 1) (logistic response only): sigmoid of the averaged score
+        """p(y = 1) (logistic response only), [D] or [D, L]: sigmoid of the averaged score
         (``average="scores"``) or the average of the per-sample probabilities
         (``"probabilities"``)."""
-        if not hasattr(self.response, "probability"):
-            raise TypeError(f"the {self.response.name} response gives no probabilities")
+        if not self._has_probabilities():
+            raise TypeError("this model's response gives no probabilities")
         self._check_average(average)
         if average == "scores":
             out = np.asarray(self.response.probability(self.score(strategy)))
         else:
             samples = _select(np.asarray(self.scores, np.float64), strategy)
             out = np.exp(_log_sigmoid(samples)).mean(0)
-        return out[0] if out.shape[0] == 1 else out
+        return out[0] if out.shape[0] == 1 else out.T
 
-    def accuracy(self, labels, strategy: str = "ma", average: str = "scores") -> float:
-        """Fraction of test documents whose predicted label equals ``labels`` (0/1)."""
-        return float(np.mean(self.labels(strategy, average) == np.asarray(labels)))
+    def metrics(self, truth, strategy: str = "ma", average: str = "scores") -> dict:
+        """The task's metrics (``Task.metrics``) of the predictions against ``truth`` (the test
+        corpus's labels, same orientation): accuracy; precision / recall / F1; predictive R^2
+        and MSE."""
+        truth = np.asarray(truth)
+        predicted = self.labels(strategy, average)
+        if truth.shape != predicted.shape:
+            raise ValueError(f"labels have shape {truth.shape}; the predictions have shape "
+                             f"{predicted.shape}")
+        return self.task.metrics(truth, predicted)
+
+    def accuracy(self, truth, strategy: str = "ma", average: str = "scores") -> float:
+        """Fraction of test documents (multi-label: document-label pairs) predicted right."""
+        if self.task.kind == "regression":
+            raise TypeError("a regression has no accuracy; use metrics() (predictive R^2, MSE)")
+        truth = np.asarray(truth)
+        predicted = self.labels(strategy, average)
+        if truth.shape != predicted.shape:
+            raise ValueError(f"labels have shape {truth.shape}; the predictions have shape "
+                             f"{predicted.shape}")
+        return float(np.mean(predicted == truth))
 
 
 def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int = 10,
-                           lag: int = 1, seed: int = 0) -> np.ndarray:
+                         lag: int = 1, seed: int = 0) -> np.ndarray:
     """zbar draws of ``corpus``'s documents for every chain and snapshot of a fit.
 
-    The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``).
+    The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``); documents with
+    no tokens get the prior's proportions (and a warning).
     Returns float32 [C, I, J, D, K].
     """
     if tuple(corpus.vocabulary) != tuple(result.vocabulary):
@@ -147,17 +174,22 @@ def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int
                          "corpus.restrict_vocabulary(train.vocabulary)")
     if not result.snapshots:
         raise ValueError("the fit kept no snapshots (num_snapshots=0 or no post-burn-in draws)")
-    beta = result.model.beta
-    alpha = result.model.alpha_per_topic
+    if num_draws < 1 or lag < 1 or num_burnin < 0:
+        raise ValueError("need num_draws >= 1, lag >= 1 and num_burnin >= 0")
+    empty = np.flatnonzero(np.diff(np.asarray(corpus.doc_offsets)) == 0)
+    if len(empty):
+        warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
+                      f"document {empty[0]}): none of their words is in the training "
+                      "vocabulary, so their scores are the prior's, the same for all of them",
+                      UserWarning, stacklevel=3)
     out = []
     for c in range(result.num_chains):
         per_chain = []
         for i, snap in enumerate(result.snapshots):
-            phi = snap.phi_hat(beta)[c]
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
-            per_chain.append(sample_test_topics(corpus.words, corpus.doc_offsets, phi, alpha,
-                                                num_burnin=num_burnin, num_draws=num_draws,
-                                                lag=lag, seed=host_seed))
+            per_chain.append(result.model.test_proportions(
+                snap.chain(c), corpus, num_burnin=num_burnin, num_draws=num_draws, lag=lag,
+                seed=host_seed))
         out.append(per_chain)
     return np.asarray(out, np.float32)
 
@@ -171,11 +203,13 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
       corpus: test corpus in the training vocabulary.
       num_burnin, num_draws, lag: test chains' burn-in, kept draws and spacing.
       seed: seeds the test chains (with the fit's seed, chain and snapshot index).
+    Returns a :class:`Prediction`; ``prediction.metrics(test.labels)`` scores it.
     """
-    if result.model.response is None:
+    if result.task is None:
         raise TypeError("an unsupervised model has no scores; use held_out_proportions")
     zbar = held_out_proportions(result, corpus, num_burnin=num_burnin, num_draws=num_draws,
-                                  lag=lag, seed=seed)
-    eta = np.stack([s.eta for s in result.snapshots], axis=1)  # [C, I, T, K]
-    scores = np.einsum("citk,cijdk->cijtd", eta, zbar).astype(np.float32)
-    return Prediction(scores, result.model.response, zbar if keep_zbar else None)
+                                lag=lag, seed=seed)
+    scores = np.asarray([[result.model.scores(snap.chain(c), zbar[c, i])
+                          for i, snap in enumerate(result.snapshots)]
+                         for c in range(result.num_chains)], np.float32)
+    return Prediction(scores, result.task, result.model.response, zbar if keep_zbar else None)

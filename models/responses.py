@@ -7,13 +7,17 @@ every response contributes one factor of the same form
 
 so a single eta update and a single topic sampler serve every model. A response here says:
 
-* how its labels are validated and coded (``encode``),
+* how 0/1 task labels or real responses are coded (``encode``; the labels were validated by
+  the task, ``topiczoo.models.tasks``),
 * its augmentation draw given omega (``draw_augmentation``),
 * the Gaussian-form coefficients ``(psi, rho)`` given the augmentation (``gaussian_form``),
 * its ORIGINAL, un-augmented log pseudo-likelihood (``log_pseudo_likelihood``), which the
   enumeration tests integrate and the monitors report as the training loss,
-* its numpyro statement for the generative declarations in ``topiczoo.models`` (``declare``),
-* and how a score becomes a prediction (``decide``).
+* and its numpyro statement for the generative declarations in ``topiczoo.models``
+  (``declare``).
+
+How labels are validated, turned into tasks and how a score becomes a prediction is the
+task's (``topiczoo.models.tasks``), not the response's.
 
 Arrays carry a leading task axis: labels ``y`` and ``omega`` are float32 [T, D]; a binary model
 has T = 1. Derivations (checked by the enumeration tests, not by the papers' printed equations,
@@ -68,44 +72,14 @@ def _check_positive(name, value):
     return value
 
 
-def _binary_labels(y) -> np.ndarray:
-    y = np.asarray(y)
-    if y.ndim == 1:
-        y = y[None, :]
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        bad = np.argwhere(~np.isfinite(y))[0]
-        raise ValueError(f"labels must be finite; found {y[tuple(bad)].item()!r} at document {bad[-1]}")
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"binary labels must be numeric 0/1, got dtype {y.dtype}")
-    bad = ~np.isin(y, (0, 1))
-    if bad.any():
-        idx = np.argwhere(bad)[0]
-        raise ValueError(
-            f"binary labels must be 0 or 1; found {y[tuple(idx)].item()!r} at document {idx[-1]}"
-        )
-    return y.astype(np.float32)
-
-
-class _BinaryClassifier:
-    """Decisions and monitors shared by the binary classification responses."""
-
-    kind = "binary"
-
-    def decide(self, omega):
-        """Predicted labels {0, 1} from scores omega [T, D]."""
-        return (omega > 0).astype(jnp.int32)
-
-    def correct(self, y, omega):
-        """Whether the decision from omega matches the coded label y (bool [T, D])."""
-        return self.decide(omega) == (y > 0)
-
-    def monitors(self, y, omega) -> dict:
-        """Response-specific per-draw monitors: training accuracy over (task, document)."""
-        return {"train_accuracy": jnp.mean(self.correct(y, omega).astype(jnp.float32))}
+def _as_tasks(y) -> np.ndarray:
+    """float32 [T, D] from [D] or [T, D] values."""
+    y = np.asarray(y, np.float32)
+    return y[None, :] if y.ndim == 1 else y
 
 
 @dataclass(frozen=True)
-class Logistic(_BinaryClassifier):
+class Logistic:
     """Logistic response with regularisation constant ``c`` (gSLDA); labels y in {0, 1}.
 
     Augmentation: lambda ~ PG(c, omega) (Polya-Gamma, exact sampler for the c in use).
@@ -124,8 +98,8 @@ class Logistic(_BinaryClassifier):
         object.__setattr__(self, "c", c)
 
     def encode(self, y) -> np.ndarray:
-        """Validate labels (array [D] or [T, D] of 0/1) and return float32 [T, D]."""
-        return _binary_labels(y)
+        """0/1 labels [D] or [T, D] -> float32 [T, D] (the logistic response codes them as is)."""
+        return _as_tasks(y)
 
     def init_augmentation(self, y):
         return jnp.ones_like(y)  # lambda = 1, as in the papers
@@ -167,7 +141,7 @@ def _declare_factor(log_pseudo_likelihood, omega, y, what):
 
 
 @dataclass(frozen=True)
-class Hinge(_BinaryClassifier):
+class Hinge:
     """Hinge loss of Gibbs MedLDA with cost ``c`` and margin ``ell``; labels y in {0, 1}
     (coded as -1 / +1). Pseudo-likelihood exp(-2 c max(0, ell - y omega)).
 
@@ -183,7 +157,8 @@ class Hinge(_BinaryClassifier):
         object.__setattr__(self, "ell", _check_positive("ell", self.ell))
 
     def encode(self, y) -> np.ndarray:
-        return 2.0 * _binary_labels(y) - 1.0
+        """0/1 labels [D] or [T, D] -> float32 [T, D] coded -1 / +1."""
+        return 2.0 * _as_tasks(y) - 1.0
 
     def init_augmentation(self, y):
         return jnp.ones_like(y)  # lambda = 1
@@ -202,37 +177,10 @@ class Hinge(_BinaryClassifier):
         return _declare_factor(self.log_pseudo_likelihood, omega, y, "hinge")
 
 
-def _real_labels(y) -> np.ndarray:
-    y = np.asarray(y)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"regression responses must be numeric, got dtype {y.dtype}")
-    y = y.astype(np.float64)
-    if y.ndim == 1:
-        y = y[None, :]
-    if not np.all(np.isfinite(y)):
-        bad = np.argwhere(~np.isfinite(y))[0]
-        raise ValueError(f"non-finite rating {y[tuple(bad)].item()!r} at document {bad[-1]}")
-    return y.astype(np.float32)
-
-
 class _Regressor:
-    """Decisions and monitors shared by the regression responses."""
-
-    kind = "regression"
-
     def encode(self, y) -> np.ndarray:
-        """Validate real responses [D] or [T, D]; returns float32 [T, D]."""
-        return _real_labels(y)
-
-    def decide(self, omega):
-        """The prediction of y is the score itself."""
-        return omega
-
-    def monitors(self, y, omega) -> dict:
-        """residual_norm: ||y - omega||_2 over all tasks and documents; train_mse."""
-        residual = y - omega
-        return {"residual_norm": jnp.sqrt(jnp.sum(residual**2)),
-                "train_mse": jnp.mean(residual**2)}
+        """Real responses [D] or [T, D] -> float32 [T, D]."""
+        return _as_tasks(y)
 
 
 @dataclass(frozen=True)
@@ -320,60 +268,6 @@ class Gaussian(_Regressor):
             with numpyro.plate("noise_tasks", omega.shape[0], dim=-2):
                 s2 = numpyro.sample("s2", dist.InverseGamma(self.a0, self.b0))
         return numpyro.sample("y", dist.Normal(omega, jnp.sqrt(s2)), obs=y)
-
-
-@dataclass(frozen=True)
-class MultiClass:
-    """A multi-class problem as L tasks of a binary response (JMLR section 5.2, one-vs-all
-    labels): task t's label is 1 if the document's class is t, else 0; the prediction is the
-    class of the largest score, argmax_t omega_td.
-
-    Everything but labels and decisions is the binary ``base`` response's, task by task.
-    """
-
-    base: object
-    num_classes: int
-    kind = "multiclass"
-
-    def __post_init__(self):
-        if int(self.num_classes) != self.num_classes or self.num_classes < 2:
-            raise ValueError(f"num_classes must be an integer >= 2, got {self.num_classes!r}")
-
-    @property
-    def name(self):
-        return f"multiclass_{self.base.name}"
-
-    def __getattr__(self, attr):  # c, ell, augmentation, Gaussian form, declaration: the base's
-        if attr.startswith("__") or attr == "base":
-            raise AttributeError(attr)
-        return getattr(self.base, attr)
-
-    def encode(self, y) -> np.ndarray:
-        """Class ids [D] in 0..L-1 -> one-vs-all labels coded by the base response [L, D]."""
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"multi-class labels must be class ids of shape [D], got {y.shape}")
-        if y.dtype.kind not in "iu":
-            if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-                y = y.astype(np.int64)
-            else:
-                raise TypeError(f"class labels must be integers 0..{self.num_classes - 1}")
-        bad = (y < 0) | (y >= self.num_classes)
-        if bad.any():
-            d = int(np.argmax(bad))
-            raise ValueError(f"class label {y[d]} out of range for {self.num_classes} classes "
-                             f"at document {d}")
-        return self.base.encode((y[None, :] == np.arange(self.num_classes)[:, None]).astype(int))
-
-    def decide(self, omega):
-        """Class ids [1, D]: argmax over tasks of omega [L, D]."""
-        return jnp.argmax(omega, axis=0)[None, :].astype(jnp.int32)
-
-    def correct(self, y, omega):
-        return self.decide(omega)[0] == jnp.argmax(y, axis=0)
-
-    def monitors(self, y, omega) -> dict:
-        return {"train_accuracy": jnp.mean(self.correct(y, omega).astype(jnp.float32))}
 
 
 RESPONSES = {"logistic": Logistic, "hinge": Hinge, "epsilon_insensitive": EpsilonInsensitive,

@@ -1,0 +1,264 @@
+"""The parametric family: LDA and supervised LDA with K topics and a Gaussian-form response.
+
+A :class:`TopicModel` states its hyperparameters, its response and its numpyro declaration,
+and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
+
+* ``"exact"``: the papers' sampler, a cycle of three exact conditional blocks: eta given the
+  rest (one Gaussian draw, ``kernels.eta``), Z given the rest (the collapsed sweep,
+  ``kernels.topics``), the augmentation given the rest (``response.draw_augmentation``).
+
+State (:class:`ParametricState`): the topic assignments and counts, eta [T, K] and the
+response's augmentation variables. Snapshots for prediction are the topic-word counts and eta;
+held-out documents are scored by test chains with Phi-hat fixed (JMLR eq. 15).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from topiczoo.kernels.eta import draw_eta
+from topiczoo.kernels.gibbs import CorpusData, Sampler
+from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
+                                     counts_from_assignments, sample_test_topics,
+                                     topic_proportions)
+from topiczoo.models.tasks import Task
+
+
+def _positive(name, value):
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value
+
+
+class ParametricState(NamedTuple):
+    """State of one chain of the parametric family.
+
+    topics:       :class:`~topiczoo.kernels.topics.TopicState` (z, n_dk, n_wk, n_k)
+    eta:          float32 [T, K] classifier weights (T = 0 for LDA)
+    augmentation: float32 [T, D] (or [T, D, 2]) the response's augmentation variables
+    """
+
+    topics: TopicState
+    eta: jax.Array
+    augmentation: jax.Array
+
+
+@dataclass(frozen=True)
+class TopicModel:
+    """A parametric topic model: LDA, or supervised LDA with a Gaussian-form response.
+
+    Attributes:
+      name: short name (``"lda"``, ``"gslda"``, ``"medlda"``, ...).
+      num_topics: K >= 1.
+      alpha: total Dirichlet concentration of theta_d, as the papers write it: theta_d ~
+        Dir(alpha/K 1_K). The per-topic value is :attr:`alpha_per_topic`.
+      beta: per-word symmetric Dirichlet parameter of each topic's word distribution.
+      nu2: prior variance of every entry of eta (supervised models only).
+      response: a response of ``topiczoo.models.responses`` or None (unsupervised).
+      tasks: the label kinds the model accepts (``topiczoo.models.tasks.KINDS``), in order of
+        preference; empty for unsupervised models.
+      num_classes: the number of classes of a multi-class model (None: the corpus's).
+      declaration: the numpyro model function stating the generative process.
+    """
+
+    name: str
+    num_topics: int
+    alpha: float
+    beta: float
+    nu2: float = 1.0
+    response: object = None
+    tasks: tuple = ()
+    num_classes: int | None = None
+    declaration: object = field(default=None, compare=False)
+
+    #: The samplers this family offers, by name (``fit(..., sampler=...)``).
+    samplers = ("exact",)
+
+    def __post_init__(self):
+        if (isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics
+                or self.num_topics < 1):
+            raise ValueError(f"num_topics must be an integer >= 1, got {self.num_topics!r}")
+        object.__setattr__(self, "num_topics", int(self.num_topics))
+        for name in ("alpha", "beta", "nu2"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+        if self.num_classes is not None and (int(self.num_classes) != self.num_classes
+                                             or self.num_classes < 2):
+            raise ValueError(f"num_classes must be an integer >= 2, got {self.num_classes!r}")
+        if (self.response is None) != (not self.tasks):
+            raise ValueError("a model has a response exactly when it has tasks")
+
+    @property
+    def alpha_per_topic(self) -> float:
+        return self.alpha / self.num_topics
+
+    @property
+    def supervised(self) -> bool:
+        return self.response is not None
+
+    def describe(self) -> dict:
+        """The model as flat JSON-able facts: name, K and every hyperparameter it uses
+        (``{"model": "medlda", "num_topics": 20, "alpha": 1.0, "beta": 0.01, "nu2": 1.0,
+        "response": "hinge", "c": 1.0, "ell": 164.0}``)."""
+        out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
+               "alpha_per_topic": self.alpha_per_topic, "beta": self.beta}
+        if self.response is not None:
+            out.update(nu2=self.nu2, response=self.response.name)
+            for name in ("c", "ell", "eps", "s2", "learn_s2", "a0", "b0"):
+                if hasattr(self.response, name):
+                    out[name] = getattr(self.response, name)
+        if self.num_classes is not None:
+            out["num_classes"] = self.num_classes
+        return out
+
+    # ------------------------------------------------------------------ data
+    def task_of(self, corpus) -> Task | None:
+        """The :class:`Task` of this model on ``corpus``'s labels (None if unsupervised);
+        raises ``ValueError`` naming the problem when the labels do not fit the model."""
+        if not self.supervised:
+            return None
+        return Task.of(self.tasks, corpus, self.num_classes)
+
+    def corpus_data(self, corpus, task: Task | None = None) -> CorpusData:
+        """The arrays the sampler reads, labels turned into coded tasks [T, D] by ``task``
+        (default :meth:`task_of`). Raises ``ValueError`` for empty training documents."""
+        from topiczoo.kernels.gibbs import corpus_arrays
+
+        corpus.require_nonempty("training")
+        if task is None:
+            task = self.task_of(corpus)
+        if task is None:
+            y = np.zeros((0, corpus.num_docs), np.float32)
+        else:
+            y = self.response.encode(task.to_tasks(corpus.labels))
+        return corpus_arrays(corpus.words, corpus.doc_offsets, y)
+
+    # ------------------------------------------------------------------ declaration
+    def declaration_for(self, vocab_size: int):
+        """The numpyro declaration as a function of a :class:`CorpusData`."""
+        spec = self
+
+        def declaration(data: CorpusData):
+            kwargs = dict(doc_ids=data.doc_ids, num_docs=data.doc_offsets.shape[0] - 1,
+                          num_topics=spec.num_topics, vocab_size=vocab_size,
+                          alpha=spec.alpha_per_topic, beta=spec.beta, words=data.words)
+            if spec.response is not None:
+                kwargs.update(nu2=spec.nu2, num_tasks=data.y.shape[0], y=data.y)
+            return spec.declaration(**kwargs)
+
+        return declaration
+
+    # ------------------------------------------------------------------ samplers
+    def sampler(self, name: str, vocab_size: int, task: Task | None = None) -> Sampler:
+        """The named sampler (:attr:`samplers`) for a corpus of ``vocab_size`` words."""
+        if name not in self.samplers:
+            raise ValueError(f"unknown sampler {name!r} for {self.name}; choose from "
+                             f"{', '.join(self.samplers)}")
+        if task is None and self.supervised:
+            task = Task(self.tasks[0])
+        return _exact_sampler(self, int(vocab_size), task)
+
+    # ------------------------------------------------------------------ prediction
+    def train_proportions(self, state: ParametricState) -> np.ndarray:
+        """zbar of the training documents in ``state`` (one chain): float32 [D, K]."""
+        return np.asarray(topic_proportions(jnp.asarray(state.topics.n_dk)))
+
+    def phi_hat(self, snapshot: dict) -> np.ndarray:
+        """Posterior-mean topics given a snapshot's counts (``Snapshot.chain(c)``, or the
+        whole ``Snapshot.arrays`` with a chain axis): float64 [..., V, K], columns summing
+        to 1."""
+        n_wk, n_k = snapshot["n_wk"], snapshot["n_k"]
+        return (n_wk + self.beta) / (n_k[..., None, :] + n_wk.shape[-2] * self.beta)
+
+    def test_proportions(self, snapshot: dict, corpus, *, num_burnin: int, num_draws: int,
+                         lag: int, seed: int) -> np.ndarray:
+        """zbar draws [J, D, K] of ``corpus``'s documents from a test chain with the topics of
+        one chain's ``snapshot`` fixed and no response term (JMLR eq. 15)."""
+        return sample_test_topics(corpus.words, corpus.doc_offsets, self.phi_hat(snapshot),
+                                  self.alpha_per_topic,
+                                  num_burnin=num_burnin, num_draws=num_draws, lag=lag,
+                                  seed=seed)
+
+    def scores(self, snapshot: dict, zbar: np.ndarray) -> np.ndarray:
+        """Scores omega [J, T, D] = eta . zbar of test draws zbar [J, D, K]."""
+        return np.einsum("tk,jdk->jtd", snapshot["eta"], zbar)
+
+
+def _gaussian_form(model, state, data):
+    if model.response is None:
+        empty = jnp.zeros((0, data.doc_offsets.shape[0] - 1), jnp.float32)
+        return empty, empty
+    return model.response.gaussian_form(data.y, state.augmentation)
+
+
+@lru_cache(maxsize=64)
+def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None) -> Sampler:
+    """The exact sampler; cached, so equal models share one compiled kernel step."""
+    response = model.response
+
+    def init(key, data: CorpusData) -> ParametricState:
+        # Z uniformly at random, lambda = 1, eta = 0 (drawn first in the cycle), as the papers.
+        num_tasks = data.y.shape[0]
+        if response is None and num_tasks:
+            raise ValueError(f"responses y have shape {data.y.shape}; an unsupervised model "
+                             "expects [0, D]")
+        num_docs = data.doc_offsets.shape[0] - 1
+        z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
+        topics = counts_from_assignments(z, data.words, data.doc_ids, num_docs,
+                                         model.num_topics, vocab_size)
+        aug = response.init_augmentation(data.y) if response is not None else data.y
+        return ParametricState(topics, jnp.zeros((num_tasks, model.num_topics), jnp.float32),
+                               aug)
+
+    def eta_block(key, state, data):
+        """eta | Z, augmentation: Gaussian (``kernels.eta``)."""
+        psi, rho = _gaussian_form(model, state, data)
+        zbar = topic_proportions(state.topics.n_dk)
+        return state._replace(eta=draw_eta(key, zbar, psi, rho, model.nu2))
+
+    def topics_block(key, state, data):
+        """Z | eta, augmentation: one collapsed sweep over all tokens."""
+        psi, rho = _gaussian_form(model, state, data)
+        topics = collapsed_topics_step(key, state.topics, data.words, data.doc_offsets,
+                                       state.eta, psi, rho, model.alpha_per_topic, model.beta)
+        return state._replace(topics=topics)
+
+    def augmentation_block(key, state, data):
+        """augmentation | Z, eta: the response's own draw, document by document."""
+        omega = state.eta @ topic_proportions(state.topics.n_dk).T
+        return state._replace(
+            augmentation=response.draw_augmentation(key, data.y, omega, state.augmentation))
+
+    def monitors(state, data) -> dict:
+        """log_likelihood: log p(W | Z), nats. For supervised models also eta [T, K];
+        eta_norm: ||eta||_F; omega_mean_abs: mean |omega_td|; train_loss: mean over documents
+        and tasks of minus the log pseudo-likelihood (nats); augmentation_mean [T]: mean
+        augmentation variable per task (s2 for the Gaussian); and the task's
+        (``Task.train_monitors``): train_accuracy, or residual_norm and train_mse."""
+        info = {"log_likelihood": collapsed_log_likelihood(state.topics, model.beta)}
+        if response is not None:
+            omega = state.eta @ topic_proportions(state.topics.n_dk).T
+            num_tasks = state.eta.shape[0]
+            info.update(
+                eta=state.eta,
+                eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
+                omega_mean_abs=jnp.mean(jnp.abs(omega)),
+                train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
+                augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
+                **task.train_monitors(data.y, omega),
+            )
+        return info
+
+    def snapshot(state) -> dict:
+        return {"n_wk": state.topics.n_wk, "n_k": state.topics.n_k, "eta": state.eta}
+
+    blocks = (eta_block, topics_block, augmentation_block) if response is not None \
+        else (topics_block,)
+    return Sampler("exact", init, blocks, monitors, snapshot)

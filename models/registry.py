@@ -1,0 +1,108 @@
+"""The named models: one table read by the command line, the tests and README's model table.
+
+Each :class:`ModelEntry` says how to build a model (its factory, whose keyword arguments and
+defaults are the model's options), which label kinds it takes, and how it is run:
+
+* ``"gibbs"``: one model fitted by :func:`topiczoo.fit.fit`, scored by
+  :func:`topiczoo.predict.predict`;
+* ``"one-vs-all"``: one binary model per class (:func:`topiczoo.ova.one_vs_all`);
+* ``"two-step"``: unsupervised LDA, then a linear SVM on the topic proportions
+  (:func:`topiczoo.baseline.lda_svm`).
+
+A new model is one entry here and its module in ``models/``: nothing in the fitting, prediction,
+command-line or diagnostics code names a model.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from topiczoo.models.gslda import gslda, gslda_multitask
+from topiczoo.models.lda import lda
+from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
+from topiczoo.models.slda_gaussian import slda_gaussian
+
+#: How an entry is run (see the module docstring).
+DRIVERS = ("gibbs", "one-vs-all", "two-step")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A named model.
+
+    name: the ``--model`` name; factory: ``factory(num_topics, **options) -> model``;
+    summary: one line for humans; tasks: the label kinds of the data it takes (empty for
+    unsupervised models); driver: one of :data:`DRIVERS`; defaults: options whose default
+    differs from the factory's (e.g. the margin of one-vs-all MedLDA).
+    """
+
+    name: str
+    factory: Callable
+    summary: str
+    tasks: tuple = ()
+    driver: str = "gibbs"
+    defaults: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.driver not in DRIVERS:
+            raise ValueError(f"driver must be one of {DRIVERS}, got {self.driver!r}")
+
+    def options(self) -> dict:
+        """The model's options and their defaults: ``{name: default}`` (keyword arguments of
+        the factory besides ``num_topics``; ``num_classes`` is taken from the corpus)."""
+        out = {}
+        for name, parameter in inspect.signature(self.factory).parameters.items():
+            if name in ("num_topics", "num_classes"):
+                continue
+            out[name] = self.defaults.get(name, parameter.default)
+        return out
+
+    def build(self, num_topics: int, corpus=None, **options):
+        """The model with ``num_topics`` topics and ``options`` (unknown ones are an error);
+        a multi-class model takes its number of classes from ``corpus`` when given."""
+        known = self.options()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ValueError(f"{self.name} has no option {', '.join(map(repr, unknown))}; its "
+                             f"options: {', '.join(known)}")
+        kwargs = {**{k: v for k, v in self.defaults.items()}, **options}
+        if ("num_classes" in inspect.signature(self.factory).parameters and corpus is not None
+                and corpus.num_classes):
+            kwargs["num_classes"] = corpus.num_classes
+        return self.factory(num_topics, **kwargs)
+
+
+_BINARY = ("binary", "multilabel")
+
+#: Every named model, in the order README lists them.
+REGISTRY = {entry.name: entry for entry in (
+    ModelEntry("lda", lda, "latent Dirichlet allocation (unsupervised)"),
+    ModelEntry("lda-svm", lda, "LDA, then a linear SVM on topic proportions (two-step baseline)",
+               ("binary",), "two-step"),
+    ModelEntry("gslda", gslda, "logistic sLDA with constant c, Polya-Gamma augmentation",
+               _BINARY),
+    ModelEntry("medlda", medlda, "Gibbs MedLDA, hinge loss with cost c and margin ell", _BINARY),
+    ModelEntry("gslda-multitask", gslda_multitask,
+               "multi-task logistic sLDA, one task per class, argmax", ("multiclass",)),
+    ModelEntry("medlda-multitask", medlda_multitask,
+               "multi-task Gibbs MedLDA, one task per class, argmax", ("multiclass",)),
+    ModelEntry("gslda-ova", gslda, "one-vs-all binary gSLDA models, argmax", ("multiclass",),
+               "one-vs-all"),
+    ModelEntry("medlda-ova", medlda, "one-vs-all binary Gibbs MedLDA models, argmax",
+               ("multiclass",), "one-vs-all", {"ell": 64.0}),
+    ModelEntry("medlda-regression", medlda_regression,
+               "Gibbs MedLDA regression, epsilon-insensitive loss", ("regression",)),
+    ModelEntry("slda-gaussian", slda_gaussian,
+               "sLDA with a Gaussian response, noise variance fixed or sampled",
+               ("regression",)),
+)}
+
+
+def get(name: str) -> ModelEntry:
+    """The entry called ``name``; ``ValueError`` listing the known names otherwise."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(REGISTRY)}") from None

@@ -1,0 +1,116 @@
+"""What is predicted: the task a model's response serves.
+
+A :class:`Task` is the one place where the labels of a corpus meet the model:
+
+* which label kinds a model accepts (``binary``, ``multiclass``, ``multilabel``,
+  ``regression``) and the clear error when the corpus has another kind;
+* the orientation: a corpus stores class ids [D], 0/1 indicators [D, L] or ratings [D]; the
+  samplers read tasks first, ``y`` of shape [T, D] (one task per class for multi-class data,
+  one per label for multi-label data). :meth:`Task.to_tasks` and :meth:`Task.decide` are the
+  only places that turn between the two;
+* the decision rule (sign of the score, argmax over the class scores, the score itself) and
+  the metrics of the papers (accuracy; precision / recall / F1; predictive R^2 and MSE);
+* the training monitors that depend on the decision (training accuracy, residual norm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+
+#: Every label kind, in the corpus's words (``Corpus.label_kind``).
+KINDS = ("binary", "multiclass", "multilabel", "regression")
+
+
+@dataclass(frozen=True)
+class Task:
+    """A prediction task: its label kind and number of tasks T.
+
+    kind: one of :data:`KINDS`; num_tasks: T (1 for binary and regression, L classes for
+    multi-class, L labels for multi-label; ``None`` while unknown, before a corpus is seen).
+    """
+
+    kind: str
+    num_tasks: int | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"task kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    # ------------------------------------------------------------------ from a corpus
+    @classmethod
+    def of(cls, kinds, corpus, num_classes: int | None = None) -> "Task":
+        """The task of a model accepting label ``kinds`` on ``corpus``'s labels.
+
+        Raises ``ValueError`` when the corpus has no labels or labels of another kind (saying
+        which), or class ids outside ``num_classes``.
+        """
+        have = corpus.label_kind
+        if have is None:
+            raise ValueError(f"a supervised model needs a corpus with labels ({' or '.join(kinds)})")
+        kind = have
+        if have == "binary" and have not in kinds and "multiclass" in kinds:
+            kind = "multiclass"  # two classes are a multi-class problem too
+        if kind not in kinds:
+            hint = (" (view class ids as one 0/1 task per class with corpus.as_multilabel())"
+                    if have == "multiclass" and "multilabel" in kinds else "")
+            raise ValueError(f"this model takes {' or '.join(kinds)} labels; the corpus has "
+                             f"{have} labels{hint}")
+        labels = corpus.require_labels(kind, num_classes=num_classes)
+        if kind == "multiclass":
+            num_tasks = int(num_classes or corpus.num_classes)
+        elif kind == "multilabel":
+            num_tasks = labels.shape[1]
+        else:
+            num_tasks = 1
+        return cls(kind, num_tasks)
+
+    # ------------------------------------------------------------------ orientation
+    def to_tasks(self, labels) -> np.ndarray:
+        """Corpus labels -> float [T, D]: 0/1 per task (classification) or the ratings."""
+        labels = np.asarray(labels)
+        if self.kind == "multiclass":
+            return (labels[None, :] == np.arange(self.num_tasks)[:, None]).astype(np.float32)
+        if self.kind == "multilabel":
+            return labels.T.astype(np.float32)
+        return labels[None, :].astype(np.float32 if self.kind == "binary" else np.float64)
+
+    def decide(self, scores) -> np.ndarray:
+        """Scores [T, D] -> predictions in the corpus's orientation: class ids [D] (binary:
+        1 where the score is > 0; multi-class: the argmax over the class scores), 0/1
+        indicators [D, L] (multi-label), or the predicted responses [D] (regression)."""
+        scores = np.asarray(scores)
+        if self.kind == "binary":
+            return (scores[0] > 0).astype(np.int64)
+        if self.kind == "multilabel":
+            return (scores > 0).astype(np.int64).T
+        if self.kind == "multiclass":
+            return np.argmax(scores, axis=0).astype(np.int64)
+        return scores[0]
+
+    # ------------------------------------------------------------------ metrics
+    def metrics(self, truth, predicted) -> dict:
+        """The papers' metrics of predictions in the corpus's orientation: ``accuracy``
+        (binary, multi-class); micro and macro ``precision``, ``recall``, ``f1`` (multi-label);
+        ``predictive_r2`` and ``mse`` (regression, squared response units)."""
+        from topiczoo.metrics import evaluate
+
+        return evaluate(self.kind, truth, predicted)
+
+    # ------------------------------------------------------------------ monitors (jittable)
+    def train_monitors(self, y, omega) -> dict:
+        """Per-draw monitors from the coded responses y [T, D] (classification: > 0 for label 1,
+        or the one-vs-all rows of a multi-class label) and the scores omega [T, D]:
+        ``train_accuracy`` over (task, document) or documents; ``residual_norm`` (||y -
+        omega||_2) and ``train_mse`` for regression."""
+        if self.kind == "regression":
+            residual = y - omega
+            return {"residual_norm": jnp.sqrt(jnp.sum(residual**2)),
+                    "train_mse": jnp.mean(residual**2)}
+        if self.kind == "multiclass":
+            correct = jnp.argmax(omega, axis=0)[None, :].astype(jnp.int32)[0] == jnp.argmax(y, axis=0)
+        else:
+            correct = (omega > 0).astype(jnp.int32) == (y > 0)
+        return {"train_accuracy": jnp.mean(correct.astype(jnp.float32))}

@@ -1,0 +1,55 @@
+"""Fit a registry entry and score a test corpus, whatever its driver (``models.registry``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from topiczoo.fit import FitResult, fit
+from topiczoo.predict import Prediction, predict
+
+
+@dataclass
+class Run:
+    """What :func:`fit_and_predict` produced.
+
+    result: the :class:`FitResult` (None for one-vs-all, which keeps no fit); prediction: the
+    test :class:`Prediction` (None for unsupervised models); train_seconds, predict_seconds:
+    wall times; token_iterations_per_second: training throughput over all chains and fits.
+    """
+
+    result: FitResult | None
+    prediction: Prediction | None
+    train_seconds: float
+    predict_seconds: float
+    token_iterations_per_second: float
+
+
+def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kwargs=None,
+                    predict_kwargs=None, progress: bool = True, checkpoint=None) -> Run:
+    """Build ``entry``'s model (``options`` as its keyword options), fit it on ``train`` and
+    score ``test`` by the entry's driver. ``fit_kwargs`` go to :func:`topiczoo.fit.fit`,
+    ``predict_kwargs`` to :func:`topiczoo.predict.predict`."""
+    options, fit_kwargs, predict_kwargs = options or {}, fit_kwargs or {}, predict_kwargs or {}
+    model = entry.build(num_topics, corpus=train, **options)
+    if entry.driver == "one-vs-all":
+        from topiczoo.ova import one_vs_all
+
+        tic = time.perf_counter()
+        prediction, timing = one_vs_all(lambda: entry.build(num_topics, **options), train, test,
+                                        predict_kwargs=predict_kwargs, progress=progress,
+                                        **fit_kwargs)
+        total = time.perf_counter() - tic
+        return Run(None, prediction, timing["train_seconds"], total - timing["train_seconds"],
+                   timing["token_iterations_per_second"])
+    result = fit(model, train, progress=progress, checkpoint=checkpoint, **fit_kwargs)
+    tic = time.perf_counter()
+    prediction = None
+    if entry.driver == "two-step":
+        from topiczoo.baseline import lda_svm_predict
+
+        prediction = lda_svm_predict(result, train, test, **predict_kwargs)
+    elif result.task is not None:
+        prediction = predict(result, test, **predict_kwargs)
+    return Run(result, prediction, result.train_seconds, time.perf_counter() - tic,
+               result.token_iterations_per_second)
