@@ -19,8 +19,10 @@ Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
   test_draw, document, topic)`` when the prediction kept it.
 * ``observed_data``: ``y`` ``(task, document)``, the test labels, when given.
 
-The root's attributes describe the run: model name, ``num_topics``, hyperparameters,
-response and its constants, seed, timings and ``created_by = "topiczoo"``.
+The root's attributes describe the run: the model's facts as ``result.model.describe()``
+gives them (model name, ``num_topics``, hyperparameters, response and its constants), the
+``sampler`` (``result.sampler``, ``"exact"`` when the result has none), seed, chains,
+burn-in, timings and ``created_by = "topiczoo"``.
 
 Storage (:func:`save_datatree` / :func:`load_datatree`): one netCDF-4 file with a group per
 node, written with ``h5netcdf``: the format of ``arviz.from_netcdf`` / ``xarray.open_datatree``,
@@ -78,8 +80,19 @@ def _draws_dataset(draws: dict, iterations: np.ndarray, chains: np.ndarray) -> x
     return ds
 
 
+def _attr_value(value):
+    """A fact as a netCDF attribute: numpy scalars as Python values, booleans as 0/1 (netCDF
+    has no boolean attributes), numbers and strings as they are, anything else as its str."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float, str)):
+        return value
+    return str(value)
+
+
 def _run_attrs(result) -> dict:
-    model = result.model
     attrs = {
         "created_by": "topiczoo",
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -87,20 +100,11 @@ def _run_attrs(result) -> dict:
         "arviz_version": _version("arviz"),
         "inference_library": "numpyro",
         "inference_library_version": _version("numpyro"),
-        "sampler": "exact collapsed Gibbs (topiczoo.kernels.gibbs)",
-        "model": str(model.name),
-        "num_topics": int(model.num_topics),
-        "alpha": float(model.alpha),
-        "alpha_per_topic": float(model.alpha) / int(model.num_topics),
-        "beta": float(model.beta),
+        "sampler": str(getattr(result, "sampler", "exact")),
     }
-    response = getattr(model, "response", None)
-    if response is not None:
-        attrs["nu2"] = float(model.nu2)
-        attrs["response"] = str(response.name)
-        for constant in ("c", "ell"):
-            if hasattr(response, constant):
-                attrs[constant] = float(getattr(response, constant))
+    # the model's own facts (name, K, hyperparameters, response and its constants)
+    attrs.update({k: _attr_value(v) for k, v in result.model.describe().items()
+                  if v is not None})
     attrs.update(
         seed=int(result.seed),
         num_chains=int(result.num_chains),
@@ -139,8 +143,10 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
 
     Args:
       result: the fit (anything with ``draws``, ``draw_iterations``, ``num_burnin``,
-        ``model``, ``seed``, ``num_chains``, ``train_seconds``, ``token_iterations_per_second``,
-        optionally ``sample_stats`` and, for ``prediction``, ``snapshots``).
+        ``model`` (with ``describe()``), ``seed``, ``num_chains``, ``train_seconds``,
+        ``token_iterations_per_second``; optionally ``sample_stats``, ``sampler``,
+        ``thinning``, ``num_tokens``, ``iterations_done`` and, for ``prediction``,
+        ``snapshots``).
       prediction: a :class:`topiczoo.predict.Prediction` of that fit, for ``predictions``.
       test_labels: the test documents' labels ([D] or [T, D], 0/1), for ``observed_data``.
     Returns an ``xarray.DataTree`` with the groups described in the module docstring.

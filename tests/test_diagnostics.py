@@ -30,12 +30,19 @@ from topiczoo.diagnostics import (
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+def fake_model(supervised=True):
+    """A model look-alike: only ``describe()``, the flat facts the diagnostics record."""
+    facts = {"model": "supervised-toy" if supervised else "toy", "num_topics": 3,
+             "alpha": 1.0, "alpha_per_topic": 1 / 3, "beta": 0.01}
+    if supervised:
+        facts.update(nu2=1.0, response="hinge", c=2.0, ell=164.0, learn_s2=False)
+    return types.SimpleNamespace(describe=lambda: dict(facts))
+
+
 def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(), seed=3,
-                train_seconds=12.5, sample_stats=None):
+                train_seconds=12.5, sample_stats=None, **extra):
     """A FitResult look-alike carrying only what the diagnostics read."""
-    response = types.SimpleNamespace(name="hinge", c=2.0, ell=164.0) if supervised else None
-    model = types.SimpleNamespace(name="medlda" if supervised else "lda", num_topics=3,
-                                  alpha=1.0, beta=0.01, nu2=1.0, response=response)
+    model = fake_model(supervised)
     num_chains = next(iter(draws.values())).shape[0]
     iterations = np.asarray(iterations)
     return types.SimpleNamespace(
@@ -45,7 +52,7 @@ def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(),
         token_iterations_per_second=(1000 * int(iterations[-1]) * num_chains / train_seconds
                                      if train_seconds else float("nan")),
         snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots],
-        **({} if sample_stats is None else {"sample_stats": sample_stats}))
+        **({} if sample_stats is None else {"sample_stats": sample_stats}), **extra)
 
 
 def supervised_draws(rng, num_chains=4, num_draws=40, num_tasks=2, num_topics=3):
@@ -92,11 +99,16 @@ def test_to_datatree_splits_burnin_and_keeps_iterations():
     assert "sample_stats" not in tree.children  # this fake fit recorded no per-draw timing
     attrs = tree.attrs
     assert attrs["created_by"] == "topiczoo"
-    assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("medlda", 3, 3)
+    # the model's facts come from describe(), as they are (booleans as 0/1 for netCDF)
+    assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("supervised-toy", 3, 3)
     assert (attrs["alpha"], attrs["beta"], attrs["nu2"], attrs["c"], attrs["ell"]) == (
         1.0, 0.01, 1.0, 2.0, 164.0)
+    assert (attrs["response"], attrs["learn_s2"]) == ("hinge", 0)
+    assert attrs["sampler"] == "exact"  # a result without a sampler name
     assert attrs["train_seconds"] == 12.5
     assert attrs["token_iterations_per_second"] == pytest.approx(1000 * 80 * 4 / 12.5)
+    named = to_datatree(fake_result(draws, iterations, num_burnin=30, sampler="other"))
+    assert named.attrs["sampler"] == "other"
 
 
 def test_to_datatree_routes_time_per_iteration_to_sample_stats():
@@ -125,7 +137,7 @@ def test_to_datatree_unsupervised_has_no_response_attrs_and_no_warmup_when_none(
     assert set(tree.children) == {"posterior"}
     for key in ("nu2", "c", "ell", "response"):
         assert key not in tree.attrs
-    assert tree.attrs["model"] == "lda"
+    assert tree.attrs["model"] == "toy"
 
 
 def test_to_datatree_predictions_and_observed_data():
@@ -442,7 +454,8 @@ def test_real_tiny_fit_end_to_end(tmp_path):
     timing = tree["sample_stats"]["time_per_iteration"]  # per-draw timing of the fit
     assert timing.dims == ("chain", "draw") and timing.shape == (2, 6)
     assert float(timing.min()) > 0
-    assert tree.attrs["model"] == "gslda" and tree.attrs["c"] == 1.0
+    assert tree.attrs == {**tree.attrs, **result.model.describe(),
+                          "sampler": getattr(result, "sampler", "exact")}
     table = summary_table(tree)
     assert "eta_norm" in table.index and table.notna().any().all()
     xr.testing.assert_identical(load_datatree(save_datatree(tree, tmp_path / "run")), tree)
