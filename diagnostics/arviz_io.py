@@ -2,14 +2,16 @@
 
 Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
 
-* ``posterior``: the per-draw quantities after burn-in, dims ``(chain, draw, ...)``; the
-  coordinate ``draw`` holds the Gibbs iteration at which each draw was taken (so thinned or
-  resumed runs keep their true iteration numbers). ``eta`` has dims
+* ``posterior``: the per-draw quantities after burn-in, dims ``(chain, draw, ...)``. ``draw``
+  is numbered 0..n-1 in every group, as ArviZ expects, and the non-dimension coordinate
+  ``iteration`` (on ``draw``) holds the Gibbs iteration at which each draw was taken (so
+  thinned or resumed runs keep their true iteration numbers). ``eta`` has dims
   ``(chain, draw, task, topic)``; ``augmentation_mean`` ``(chain, draw, task)``; the
   label-invariant monitors (``log_likelihood``, ``eta_norm``, ...) ``(chain, draw)``.
 * ``warmup_posterior``: the same for the burn-in draws (absent when none were kept).
 * ``sample_stats`` / ``warmup_sample_stats``: per-draw sampler statistics, dims
-  ``(chain, draw)``, split at burn-in like the posterior: ``time_per_iteration``, the
+  ``(chain, draw)`` with the same ``iteration`` coordinate, split at burn-in like the
+  posterior: ``time_per_iteration``, the
   seconds per Gibbs cycle of the chunk that produced each draw (``FitResult.sample_stats``;
   a draw of that name in ``FitResult.draws`` is routed here too). Absent when the fit
   recorded none. The total wall time is also in the attributes ``train_seconds`` and
@@ -23,6 +25,11 @@ The root's attributes describe the run: the model's facts as ``result.model.desc
 gives them (model name, ``num_topics``, hyperparameters, response and its constants), the
 ``sampler`` (``result.sampler``, ``"exact"`` when the result has none), seed, chains,
 burn-in, timings and ``created_by = "topiczoo"``.
+
+Because ``draw`` is 0..n-1, ArviZ's own functions (``arviz.rhat``, ``arviz.summary``,
+``arviz_plots.plot_autocorr``, ``plot_trace``, ``plot_rank``, ...) work on the tree as is;
+pass ``visuals={"trace": {"xname": "iteration"}}`` to ``plot_trace`` for iterations on the
+x axis.
 
 Storage (:func:`save_datatree` / :func:`load_datatree`): one netCDF-4 file with a group per
 node, written with ``h5netcdf``: the format of ``arviz.from_netcdf`` / ``xarray.open_datatree``,
@@ -73,7 +80,10 @@ def _draws_dataset(draws: dict, iterations: np.ndarray, chains: np.ndarray) -> x
     for name, array in draws.items():
         array = np.asarray(array)
         data_vars[name] = (("chain", "draw") + _event_dims(name, array), array)
-    ds = xr.Dataset(data_vars, coords={"chain": chains, "draw": np.asarray(iterations, np.int64)})
+    iterations = np.asarray(iterations, np.int64)
+    ds = xr.Dataset(data_vars, coords={
+        "chain": chains, "draw": np.arange(iterations.shape[0], dtype=np.int64),
+        "iteration": ("draw", iterations)})
     for dim in ds.dims:
         if dim not in ds.coords:
             ds = ds.assign_coords({dim: np.arange(ds.sizes[dim], dtype=np.int64)})
