@@ -244,6 +244,20 @@ def save_datatree(tree: xr.DataTree, path) -> Path:
 
 
 def load_datatree(path) -> xr.DataTree:
-    """Read a tree written by :func:`save_datatree`, fully into memory."""
+    """Read a tree written by :func:`save_datatree`, fully into memory.
+
+    A topiczoo tree written before ``draw`` was numbered 0..n-1 (its ``draw`` coordinate held
+    the iterations, and it has no ``iteration`` coordinate) is read in the current layout:
+    those values become the ``iteration`` coordinate and ``draw`` is renumbered.
+    """
     with xr.open_datatree(Path(path), engine="h5netcdf") as tree:
-        return tree.load().copy()
+        tree = tree.load().copy()
+    if tree.attrs.get("created_by") != "topiczoo":
+        return tree
+    for node in tree.subtree:
+        ds = node.to_dataset()
+        if "draw" in ds.dims and "iteration" not in ds.coords:
+            node.dataset = ds.assign_coords(
+                iteration=("draw", ds["draw"].values.astype(np.int64)),
+                draw=np.arange(ds.sizes["draw"], dtype=np.int64))
+    return tree

@@ -212,6 +212,18 @@ def test_save_load_round_trip(tmp_path):
     assert "predictions" not in load_datatree(path).children
 
 
+def test_load_datatree_reads_trees_whose_draw_held_the_iterations(tmp_path):
+    rng = np.random.default_rng(4)
+    tree = to_datatree(fake_result(supervised_draws(rng, num_chains=2, num_draws=10),
+                                   np.arange(3, 31, 3), num_burnin=12))
+    old = tree.copy()
+    for group in ("posterior", "warmup_posterior"):  # the former layout: draw = iteration
+        ds = tree[group].to_dataset()
+        old[group] = ds.assign_coords(draw=ds["iteration"].values).drop_vars("iteration")
+    loaded = load_datatree(save_datatree(old, tmp_path / "old.nc"))
+    xr.testing.assert_identical(loaded, tree)
+
+
 # ------------------------------------------------------------------------------ convergence
 
 
