@@ -179,7 +179,7 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     pc.add_legend("chain")
     axes = _plot_axes(pc, names, column)
     for ax in axes:
-        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))  # iterations
         if include_warmup:
             _burnin_line(ax, tree.attrs.get("num_burnin"), iterations)
     if kind is None:
