@@ -2,14 +2,16 @@
 
 Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
 
-* ``posterior``: the per-draw quantities after burn-in, dims ``(chain, draw, ...)``; the
-  coordinate ``draw`` holds the Gibbs iteration at which each draw was taken (so thinned or
-  resumed runs keep their true iteration numbers). ``eta`` has dims
+* ``posterior``: the per-draw quantities after burn-in, dims ``(chain, draw, ...)``. ``draw``
+  is numbered 0..n-1 in every group, as ArviZ expects, and the non-dimension coordinate
+  ``iteration`` (on ``draw``) holds the Gibbs iteration at which each draw was taken (so
+  thinned or resumed runs keep their true iteration numbers). ``eta`` has dims
   ``(chain, draw, task, topic)``; ``augmentation_mean`` ``(chain, draw, task)``; the
   label-invariant monitors (``log_likelihood``, ``eta_norm``, ...) ``(chain, draw)``.
 * ``warmup_posterior``: the same for the burn-in draws (absent when none were kept).
 * ``sample_stats`` / ``warmup_sample_stats``: per-draw sampler statistics, dims
-  ``(chain, draw)``, split at burn-in like the posterior: ``time_per_iteration``, the
+  ``(chain, draw)`` with the same ``iteration`` coordinate, split at burn-in like the
+  posterior: ``time_per_iteration``, the
   seconds per Gibbs cycle of the chunk that produced each draw (``FitResult.sample_stats``;
   a draw of that name in ``FitResult.draws`` is routed here too). Absent when the fit
   recorded none. The total wall time is also in the attributes ``train_seconds`` and
@@ -19,8 +21,15 @@ Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
   test_draw, document, topic)`` when the prediction kept it.
 * ``observed_data``: ``y`` ``(task, document)``, the test labels, when given.
 
-The root's attributes describe the run: model name, ``num_topics``, hyperparameters,
-response and its constants, seed, timings and ``created_by = "topiczoo"``.
+The root's attributes describe the run: the model's facts as ``result.model.describe()``
+gives them (model name, ``num_topics``, hyperparameters, response and its constants), the
+``sampler`` (``result.sampler``, ``"exact"`` when the result has none), seed, chains,
+burn-in, timings and ``created_by = "topiczoo"``.
+
+Because ``draw`` is 0..n-1, ArviZ's own functions (``arviz.rhat``, ``arviz.summary``,
+``arviz_plots.plot_autocorr``, ``plot_trace``, ``plot_rank``, ...) work on the tree as is;
+pass ``visuals={"trace": {"xname": "iteration"}}`` to ``plot_trace`` for iterations on the
+x axis.
 
 Storage (:func:`save_datatree` / :func:`load_datatree`): one netCDF-4 file with a group per
 node, written with ``h5netcdf``: the format of ``arviz.from_netcdf`` / ``xarray.open_datatree``,
@@ -71,15 +80,29 @@ def _draws_dataset(draws: dict, iterations: np.ndarray, chains: np.ndarray) -> x
     for name, array in draws.items():
         array = np.asarray(array)
         data_vars[name] = (("chain", "draw") + _event_dims(name, array), array)
-    ds = xr.Dataset(data_vars, coords={"chain": chains, "draw": np.asarray(iterations, np.int64)})
+    iterations = np.asarray(iterations, np.int64)
+    ds = xr.Dataset(data_vars, coords={
+        "chain": chains, "draw": np.arange(iterations.shape[0], dtype=np.int64),
+        "iteration": ("draw", iterations)})
     for dim in ds.dims:
         if dim not in ds.coords:
             ds = ds.assign_coords({dim: np.arange(ds.sizes[dim], dtype=np.int64)})
     return ds
 
 
+def _attr_value(value):
+    """A fact as a netCDF attribute: numpy scalars as Python values, booleans as 0/1 (netCDF
+    has no boolean attributes), numbers and strings as they are, anything else as its str."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float, str)):
+        return value
+    return str(value)
+
+
 def _run_attrs(result) -> dict:
-    model = result.model
     attrs = {
         "created_by": "topiczoo",
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -87,20 +110,11 @@ def _run_attrs(result) -> dict:
         "arviz_version": _version("arviz"),
         "inference_library": "numpyro",
         "inference_library_version": _version("numpyro"),
-        "sampler": "exact collapsed Gibbs (topiczoo.kernels.gibbs)",
-        "model": str(model.name),
-        "num_topics": int(model.num_topics),
-        "alpha": float(model.alpha),
-        "alpha_per_topic": float(model.alpha) / int(model.num_topics),
-        "beta": float(model.beta),
+        "sampler": str(getattr(result, "sampler", "exact")),
     }
-    response = getattr(model, "response", None)
-    if response is not None:
-        attrs["nu2"] = float(model.nu2)
-        attrs["response"] = str(response.name)
-        for constant in ("c", "ell"):
-            if hasattr(response, constant):
-                attrs[constant] = float(getattr(response, constant))
+    # the model's own facts (name, K, hyperparameters, response and its constants)
+    attrs.update({k: _attr_value(v) for k, v in result.model.describe().items()
+                  if v is not None})
     attrs.update(
         seed=int(result.seed),
         num_chains=int(result.num_chains),
@@ -139,8 +153,10 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
 
     Args:
       result: the fit (anything with ``draws``, ``draw_iterations``, ``num_burnin``,
-        ``model``, ``seed``, ``num_chains``, ``train_seconds``, ``token_iterations_per_second``,
-        optionally ``sample_stats`` and, for ``prediction``, ``snapshots``).
+        ``model`` (with ``describe()``), ``seed``, ``num_chains``, ``train_seconds``,
+        ``token_iterations_per_second``; optionally ``sample_stats``, ``sampler``,
+        ``thinning``, ``num_tokens``, ``iterations_done`` and, for ``prediction``,
+        ``snapshots``).
       prediction: a :class:`topiczoo.predict.Prediction` of that fit, for ``predictions``.
       test_labels: the test documents' labels ([D] or [T, D], 0/1), for ``observed_data``.
     Returns an ``xarray.DataTree`` with the groups described in the module docstring.
@@ -228,6 +244,20 @@ def save_datatree(tree: xr.DataTree, path) -> Path:
 
 
 def load_datatree(path) -> xr.DataTree:
-    """Read a tree written by :func:`save_datatree`, fully into memory."""
+    """Read a tree written by :func:`save_datatree`, fully into memory.
+
+    A topiczoo tree written before ``draw`` was numbered 0..n-1 (its ``draw`` coordinate held
+    the iterations, and it has no ``iteration`` coordinate) is read in the current layout:
+    those values become the ``iteration`` coordinate and ``draw`` is renumbered.
+    """
     with xr.open_datatree(Path(path), engine="h5netcdf") as tree:
-        return tree.load().copy()
+        tree = tree.load().copy()
+    if tree.attrs.get("created_by") != "topiczoo":
+        return tree
+    for node in tree.subtree:
+        ds = node.to_dataset()
+        if "draw" in ds.dims and "iteration" not in ds.coords:
+            node.dataset = ds.assign_coords(
+                iteration=("draw", ds["draw"].values.astype(np.int64)),
+                draw=np.arange(ds.sizes["draw"], dtype=np.int64))
+    return tree

@@ -22,13 +22,22 @@ import xarray as xr
 
 from topiczoo.diagnostics.arviz_io import LABEL_INVARIANT
 
-__all__ = ["COLUMNS", "default_var_names", "format_table", "gelman_rubin_brooks",
-           "summary_table", "whole_run"]
+__all__ = ["COLUMNS", "DiagnosticUnavailable", "default_var_names", "format_table",
+           "gelman_rubin_brooks", "summary_table", "whole_run"]
 
 #: Columns of :func:`summary_table`, in order.
 COLUMNS = ("mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "r_hat_classic")
 
 _SAMPLE_DIMS = ("chain", "draw")
+
+
+class DiagnosticUnavailable(ValueError):
+    """The tree lacks what a diagnostic needs (a group, a monitor, 2 chains, enough draws).
+
+    Raised by :func:`summary_table`, :func:`gelman_rubin_brooks` and the plot functions when
+    the run cannot give that diagnostic at all, as opposed to a wrong argument (``KeyError``
+    for a variable that is not there) or a bug. The report catches this one only.
+    """
 
 
 def default_var_names(tree: xr.DataTree, group: str = "posterior") -> list:
@@ -42,7 +51,8 @@ def default_var_names(tree: xr.DataTree, group: str = "posterior") -> list:
 
 def _select(tree: xr.DataTree, var_names, group: str) -> xr.Dataset:
     if group not in tree.children:
-        raise ValueError(f"the tree has no {group!r} group (groups: {list(tree.children)})")
+        raise DiagnosticUnavailable(f"the tree has no {group!r} group (groups: "
+                                    f"{list(tree.children)})")
     ds = tree[group].to_dataset()
     if var_names is None:
         var_names = default_var_names(tree, group)
@@ -52,7 +62,7 @@ def _select(tree: xr.DataTree, var_names, group: str) -> xr.Dataset:
     if missing:
         raise KeyError(f"{missing} not in the {group!r} group (has {list(ds.data_vars)})")
     if not var_names:
-        raise ValueError(f"no variables to summarise in the {group!r} group")
+        raise DiagnosticUnavailable(f"no variables to summarise in the {group!r} group")
     return ds[list(var_names)].astype(np.float64)
 
 
@@ -76,6 +86,8 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
         potential scale reduction factor on whole chains, neither split nor rank-normalised,
         sqrt(((n-1)/n W + B/n) / W) (without the (m+1)/m and degrees-of-freedom corrections).
     R-hat needs at least 2 chains and 4 draws (NaN otherwise); ESS is NaN for a constant trace.
+    Raises :class:`DiagnosticUnavailable` if the group or every monitor is missing, KeyError
+    for a requested variable that is not there.
     """
     ds = _select(tree, var_names, group)
     with np.errstate(divide="ignore", invalid="ignore"):  # constant traces: NaN, said in doc
@@ -155,14 +167,14 @@ def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
 
 
 def whole_run(tree: xr.DataTree, var_name: str) -> xr.DataArray:
-    """``var_name`` over the whole run: warmup and posterior draws joined along ``draw``,
-    in iteration order."""
+    """``var_name`` over the whole run: warmup and posterior draws joined along ``draw`` in
+    iteration order, ``draw`` renumbered 0..n-1 and ``iteration`` kept as its coordinate."""
     parts = [tree[g][var_name] for g in ("warmup_posterior", "posterior")
              if g in tree.children and var_name in tree[g].data_vars]
     if not parts:
         raise KeyError(f"{var_name!r} is in neither warmup_posterior nor posterior")
-    da = xr.concat(parts, dim="draw")
-    return da.sortby("draw")
+    da = xr.concat(parts, dim="draw").sortby("iteration")
+    return da.assign_coords(draw=np.arange(da.sizes["draw"], dtype=np.int64))
 
 
 def _window_starts(ends: np.ndarray, window: str) -> np.ndarray:
@@ -192,19 +204,22 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
 
     The first end point is the smallest one whose window holds at least 4 draws per chain.
 
-    Returns ``(iterations, shrink_factor)``: int [P] iteration of each end point and float
-    [P, ...] the shrink factor there (extra axes for a monitor with extra dims, e.g. tasks).
+    Returns ``(iterations, shrink_factor)``: int [P] iteration of each end point (from the
+    ``iteration`` coordinate) and float [P, ...] the shrink factor there (extra axes for a
+    monitor with extra dims, e.g. tasks). Raises :class:`DiagnosticUnavailable` with fewer
+    than 2 chains or too few draws, KeyError if ``var_name`` is in neither group.
     """
     if num_points < 1:
         raise ValueError(f"num_points must be >= 1, got {num_points}")
     da = whole_run(tree, var_name).astype(np.float64)
     if da.sizes["chain"] < 2:
-        raise ValueError("the shrink factor needs at least 2 chains")
+        raise DiagnosticUnavailable("the shrink factor needs at least 2 chains")
     da = da.transpose("chain", "draw", ...)
     num_draws = da.sizes["draw"]
     min_end = 8 if window == "half" else 4
     if num_draws < min_end:
-        raise ValueError(f"{num_draws} draws are too few for a shrink-factor curve")
+        raise DiagnosticUnavailable(f"{num_draws} draws are too few for a shrink-factor "
+                                    "curve")
     first = max(min_end, num_draws / num_points)
     ends = np.unique(np.round(np.linspace(first, num_draws, num_points)).astype(np.int64))
     starts = _window_starts(ends, window)
@@ -213,5 +228,5 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
         np.asarray(azs.rhat(np.moveaxis(values[:, s:e], (0, 1), (-2, -1)), method=method,
                             chain_axis=-2, draw_axis=-1))
         for s, e in zip(starts, ends, strict=True)])
-    iterations = np.asarray(da["draw"].values[ends - 1], np.int64)
+    iterations = np.asarray(da["iteration"].values[ends - 1], np.int64)
     return iterations, curve

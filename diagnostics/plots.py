@@ -1,40 +1,64 @@
-"""Diagnostic plots of a fit's DataTree, written to image files (arviz-plots 1.x + matplotlib).
+"""Diagnostic plots of a fit's DataTree, in ArviZ's style (arviz-plots 1.x + matplotlib).
 
-Every function saves one figure and returns its path (a :class:`pathlib.Path`); the format
-follows the file name's extension (``.png``, ``.pdf``, ``.svg``). The figures are closed after
-saving, so nothing is left open in pyplot.
+Every plot function takes the tree and returns what it drew, writing nothing:
 
-Importing this module selects matplotlib's non-interactive ``Agg`` backend, unless pyplot is
-already imported or ``MPLBACKEND`` is set (a notebook or the user chose one).
+* :func:`plot_trace`, :func:`plot_rank`, :func:`plot_autocorr`: an
+  ``arviz_plots.PlotCollection`` from ArviZ's own ``plot_trace`` / ``plot_trace_dist``,
+  ``plot_rank`` and ``plot_autocorr``, run on the tree as it is (its ``draw`` is 0..n-1;
+  the Gibbs iteration of each draw is the ``iteration`` coordinate, used for the traces'
+  x axis and the titles);
+* :func:`plot_gelman_rubin_brooks`: a ``matplotlib.figure.Figure`` (ArviZ has no
+  Gelman-Rubin-Brooks plot).
+
+Show them with ``pc.show()`` / ``plt.show()``, write them with :func:`save_figure` (which
+:func:`topiczoo.diagnostics.write_report` uses), ``pc.savefig`` or ``fig.savefig``. A run
+that cannot give a plot (no label-invariant monitor, one chain for a shrink factor) raises
+:class:`topiczoo.diagnostics.DiagnosticUnavailable`; other errors are not caught.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 import warnings
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
-if "matplotlib.pyplot" not in sys.modules and "MPLBACKEND" not in os.environ:
-    matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import xarray as xr  # noqa: E402
-from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator  # noqa: E402
-
-from topiczoo.diagnostics.convergence import (  # noqa: E402
+from topiczoo.diagnostics.convergence import (
+    DiagnosticUnavailable,
     default_var_names,
     gelman_rubin_brooks,
     whole_run,
 )
 
-__all__ = ["plot_autocorr", "plot_gelman_rubin_brooks", "plot_rank", "plot_trace"]
+__all__ = ["plot_autocorr", "plot_gelman_rubin_brooks", "plot_rank", "plot_trace",
+           "save_figure"]
 
-_DPI = 110
+#: Resolution of the PNGs written by :func:`save_figure` unless told otherwise.
+DPI = 110
+
+
+def save_figure(figure, path, *, dpi: int = DPI, close: bool = True) -> Path:
+    """Write a matplotlib ``Figure`` or an arviz-plots ``PlotCollection`` to ``path``.
+
+    The format follows the extension (``.png``, ``.pdf``, ``.svg``); missing parent
+    directories are created; ``bbox_inches="tight"``. With ``close`` (default) the figure is
+    closed afterwards, so nothing is left open in pyplot. Returns ``path`` as a Path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(figure, Figure):
+        fig = figure
+    else:  # a PlotCollection: its matplotlib figure
+        fig = figure.get_viz("figure")
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    if close:
+        plt.close(fig)
+    return path
 
 
 def _labeller():
@@ -52,7 +76,8 @@ def _var_names(tree, var_names, group="posterior") -> list:
     if var_names is None:
         names = default_var_names(tree, group)
         if not names:
-            raise ValueError(f"no label-invariant monitor in the {group!r} group; pass var_names")
+            raise DiagnosticUnavailable(f"no label-invariant monitor in the {group!r} group; "
+                                        "pass var_names")
         return names
     names = [var_names] if isinstance(var_names, str) else list(var_names)
     present = tree[group].data_vars if group in tree.children else {}
@@ -62,167 +87,113 @@ def _var_names(tree, var_names, group="posterior") -> list:
     return names
 
 
-def _num_panels(tree, names, group="posterior") -> int:
-    ds = tree[group]
+def _varying(ds, names) -> list:
+    """``names`` less those constant over all draws (ranks all ties, no autocorrelation); all
+    of them if every one is constant."""
+    return [v for v in names if float(ds[v].max() - ds[v].min()) > 0] or names
+
+
+def _num_panels(ds, names) -> int:
     return sum(int(np.prod([ds[v].sizes[d] for d in ds[v].dims if d not in ("chain", "draw")]))
                for v in names)
 
 
-def _whole_run_tree(tree, names) -> xr.DataTree:
-    """A tree whose ``posterior`` holds warmup and posterior draws joined (trace of the run)."""
-    ds = xr.Dataset({v: whole_run(tree, v) for v in names})
-    out = xr.DataTree.from_dict({"posterior": ds})
-    out.attrs = dict(tree.attrs)
-    return out
-
-
-def _title(tree, what: str, draws) -> str:
+def _title(tree, what: str, iterations) -> str:
     attrs = tree.attrs
-    model = attrs.get("model")
     parts = [what]
-    if model is not None:
-        parts.append(f"{model}, K={attrs.get('num_topics', '?')}")
-    if draws is not None and len(draws):
-        parts.append(f"iterations {int(draws[0])}-{int(draws[-1])}")
+    if attrs.get("model") is not None:
+        parts.append(f"{attrs['model']}, K={attrs.get('num_topics', '?')}")
+    if iterations is not None and len(iterations):
+        parts.append(f"iterations {int(iterations[0])}-{int(iterations[-1])}")
     return " | ".join(parts)
 
 
-def _save(fig, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+def _title_layout(fig, title, legend_room: float = 0.8):
+    """A suptitle and a tight layout below it, with room on the right for the figure legend
+    (arviz-plots figures have no layout engine: without this, panel titles and x labels
+    overlap)."""
+    width, height = fig.get_size_inches()
+    fig.suptitle(title, y=1 - 0.12 / height, va="top")
+    fig.tight_layout(rect=(0, 0, 1 - legend_room / width, 1 - 0.45 / height))
 
 
-def _tidy_axes(fig):
-    for ax in fig.axes:
-        if ax.get_legend() is not None and not ax.has_data():
-            continue
-        ax.xaxis.set_major_locator(MaxNLocator(5))
-        ax.ticklabel_format(axis="both", style="sci", scilimits=(-3, 5), useOffset=True)
+def _plot_axes(pc, names, column=None) -> list:
+    """The matplotlib axes of the panels of ``names`` in a PlotCollection (of one column of a
+    ``plot_trace_dist`` layout if ``column`` is given)."""
+    plots = pc.viz["plot"]
+    out = []
+    for name in names:
+        da = plots[name]
+        if column is not None and "column" in da.dims:
+            da = da.sel(column=column)
+        out.extend(np.ravel(da.values).tolist())
+    return out
 
 
-def _burnin_line(ax, tree, draws):
-    burnin = tree.attrs.get("num_burnin")
-    if burnin is not None and len(draws) and draws[0] <= burnin < draws[-1]:
+def _burnin_line(ax, burnin, iterations):
+    if burnin is not None and len(iterations) and iterations[0] <= burnin < iterations[-1]:
         ax.axvline(burnin + 0.5, color="0.4", linestyle=":", linewidth=1)
 
 
 # ------------------------------------------------------------------------------ trace
 
 
-def plot_trace(tree: xr.DataTree, path, var_names=None, *, include_warmup: bool = False,
-               kind: str | None = "kde") -> Path:
-    """Trace plot, one row per monitor (and element), chains in colours.
+def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = False,
+               kind: str | None = "kde"):
+    """Trace plot, one row per monitor (and element), chains in colours, against iteration.
 
-    Left column the marginal density of each chain (``kind``: "kde", "hist" or "ecdf"),
-    right column value against iteration. Drawn by ``arviz_plots.plot_trace_dist``
-    (``compact=False``), falling back to plain matplotlib (trace only) if arviz-plots fails.
-    ``kind=None`` draws the trace column only (plain matplotlib, panels sharing the iteration
-    axis): the better choice with ``include_warmup``, where a density of the whole run would
-    mix the burn-in transient into the marginal.
+    ``kind`` "kde", "hist" or "ecdf": ``arviz_plots.plot_trace_dist`` (``compact=False``), a
+    column of per-chain marginals (of that kind) next to the traces. ``kind=None``:
+    ``arviz_plots.plot_trace``, the traces only: the better choice with ``include_warmup``,
+    where a density of the whole run would mix the burn-in transient into the marginal. The
+    x axis is the ``iteration`` coordinate.
 
     Args:
       var_names: default the label-invariant monitors present in ``posterior``.
-      include_warmup: plot the whole run (burn-in draws too, the burn-in end marked by a
-        dotted line) instead of the posterior draws only.
+      include_warmup: plot the whole run (``warmup_posterior`` and ``posterior`` joined,
+        the end of burn-in dotted) instead of the posterior draws only.
+    Returns the ``arviz_plots.PlotCollection``.
     """
-    names = _var_names(tree, var_names)
-    data = _whole_run_tree(tree, names) if include_warmup else tree
-    draws = data["posterior"]["draw"].values
-    rows = _num_panels(data, names)
-    title = _title(tree, "Trace" + (" (whole run)" if include_warmup else " (posterior draws)"),
-                   draws)
-    if kind is None:
-        fig = _plot_trace_matplotlib(data, names, tree)
-        _title_layout(fig, title, legend_room=1.0)
-        return _save(fig, path)
-    try:
-        import arviz_plots as azp
+    import arviz_plots as azp
 
+    names = _var_names(tree, var_names)
+    data = (xr.DataTree.from_dict({"posterior": xr.Dataset({v: whole_run(tree, v)
+                                                            for v in names})})
+            if include_warmup else tree)
+    ds = data["posterior"]
+    iterations = ds["iteration"].values
+    rows = _num_panels(ds, names)
+    trace = {"xname": "iteration"}
+    if kind is None:  # one column sharing the iteration axis, labelled once at the bottom
+        pc = azp.plot_trace(data, var_names=names, labeller=_labeller(), col_wrap=1,
+                            visuals={"trace": trace, "xlabel": False},
+                            figure_kwargs={"figsize": (10, 1.7 * rows + 0.8)})
+        column = None
+    else:
         with warnings.catch_warnings():  # a constant monitor (accuracy 1) has no density
             warnings.filterwarnings("ignore", message="Your data appears to have a single")
-            pc = azp.plot_trace_dist(data, var_names=names, compact=False, kind=kind,
-                                     labeller=_labeller(),
+            pc = azp.plot_trace_dist(data, var_names=names, labeller=_labeller(),
+                                     compact=False, kind=kind, visuals={"trace": trace},
                                      figure_kwargs={"figsize": (12, 1.9 * rows + 0.8)})
-        pc.add_legend("chain")
-        fig = pc.get_viz("figure")
-        _tidy_axes(fig)
-        for ax in _trace_axes(pc, names):
-            if ax.get_xlabel():
-                ax.set_xlabel("iteration")
-            if include_warmup:
-                _burnin_line(ax, tree, draws)
-    except Exception as err:  # noqa: BLE001  arviz-plots is young; never lose the plot
-        warnings.warn(f"arviz_plots.plot_trace_dist failed ({err!r}); plain matplotlib trace",
-                      RuntimeWarning, stacklevel=2)
-        plt.close("all")
-        fig = _plot_trace_matplotlib(data, names, tree)
-    _title_layout(fig, title)
-    return _save(fig, path)
-
-
-def _title_layout(fig, title, legend_room: float = 0.8):
-    """Tight layout below a suptitle, with room on the right for a figure legend."""
-    width, height = fig.get_size_inches()
-    fig.suptitle(title, y=1 - 0.12 / height, va="top")
-    fig.tight_layout(rect=(0, 0, 1 - legend_room / width, 1 - 0.45 / height))
-
-
-def _trace_axes(pc, names):
-    """The matplotlib axes of the trace column of a plot_trace_dist PlotCollection."""
-    plots = pc.viz["plot"] if "plot" in pc.viz.children else pc.viz
-    out = []
-    for name in names:
-        da = plots[name]
-        if "column" in da.dims:
-            da = da.sel(column="trace")
-        out.extend(np.ravel(da.values).tolist())
-    return out
-
-
-def _elements(da: xr.DataArray):
-    """(label, [chain, draw] array) for each element of a monitor."""
-    extra = [d for d in da.dims if d not in ("chain", "draw")]
-    da = da.transpose("chain", "draw", *extra)
-    if not extra:
-        yield da.name, da.values
-        return
-    for index in np.ndindex(*[da.sizes[d] for d in extra]):
-        sel = {d: i for d, i in zip(extra, index, strict=True)}
-        coords = ",".join(str(da[d].values[i]) for d, i in sel.items())
-        yield f"{da.name}[{coords}]", da.isel(sel).values
-
-
-def _plot_trace_matplotlib(data, names, tree):
-    ds = data["posterior"]
-    panels = [item for v in names for item in _elements(ds[v])]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.7 * len(panels) + 0.8),
-                             sharex=True, squeeze=False)
-    draws = ds["draw"].values
-    for ax, (label, values) in zip(axes[:, 0], panels, strict=True):
-        for c in range(values.shape[0]):
-            ax.plot(draws, values[c], linewidth=1, color=f"C{c}", label=f"chain {c}")
-        ax.set_ylabel(label)
-        _burnin_line(ax, tree, draws)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    burnin = tree.attrs.get("num_burnin")
-    if burnin is not None and len(draws) and draws[0] <= burnin < draws[-1]:
-        handles.append(plt.Line2D([], [], color="0.4", linestyle=":", linewidth=1))
-        labels.append("end of burn-in")
-    axes[0, 0].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-                      fontsize="small")
-    axes[-1, 0].set_xlabel("iteration")
-    _tidy_axes(fig)
-    fig.tight_layout()
-    return fig
+        column = "trace"
+    pc.add_legend("chain")
+    axes = _plot_axes(pc, names, column)
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))  # iterations
+        if include_warmup:
+            _burnin_line(ax, tree.attrs.get("num_burnin"), iterations)
+    if kind is None:
+        axes[-1].set_xlabel("iteration")
+    which = "whole run, end of burn-in dotted" if include_warmup else "posterior draws"
+    _title_layout(pc.get_viz("figure"), _title(tree, f"Trace ({which})", iterations),
+                  legend_room=1.0 if kind is None else 0.8)
+    return pc
 
 
 # ------------------------------------------------------------------------------ rank
 
 
-def plot_rank(tree: xr.DataTree, path, var_names=None) -> Path:
+def plot_rank(tree: xr.DataTree, *, var_names=None):
     """Rank plot (``arviz_plots.plot_rank``, method ``"mtc_c"``): per monitor, the ECDF of
     each chain's fractional ranks (ranks over all chains pooled) minus the uniform ECDF.
     Chains sampling the same distribution stay near 0. Each panel's title gives the p-value
@@ -231,14 +202,18 @@ def plot_rank(tree: xr.DataTree, path, var_names=None) -> Path:
 
     var_names: default the label-invariant monitors present, less those constant over all
     posterior draws (e.g. a training accuracy stuck at 1), whose ranks are all ties.
+    Returns the ``arviz_plots.PlotCollection``. Raises :class:`DiagnosticUnavailable` for a
+    single chain (the plot compares chains).
     """
     import arviz_plots as azp
 
     names = _var_names(tree, var_names)
-    if var_names is None:  # ranks of a constant trace are all ties: the plot would mislead
-        post = tree["posterior"]
-        names = [v for v in names if float(post[v].max() - post[v].min()) > 0] or names
-    panels = _num_panels(tree, names)
+    post = tree["posterior"]
+    if post.sizes["chain"] < 2:
+        raise DiagnosticUnavailable("the rank plot compares chains: it needs at least 2")
+    if var_names is None:
+        names = _varying(post, names)
+    panels = _num_panels(post, names)
     cols = min(3, panels)
     rows = math.ceil(panels / cols)
     pc = azp.plot_rank(tree, var_names=names, labeller=_labeller(), col_wrap=cols,
@@ -248,8 +223,8 @@ def plot_rank(tree: xr.DataTree, path, var_names=None) -> Path:
     _p_values_to_titles(fig)
     _markers_as_halo(fig)
     _title_layout(fig, _title(tree, "Rank ECDF difference (posterior draws)",
-                              tree["posterior"]["draw"].values))
-    return _save(fig, path)
+                              post["iteration"].values))
+    return pc
 
 
 def _markers_as_halo(fig, size: float = 80.0):
@@ -268,7 +243,8 @@ def _markers_as_halo(fig, size: float = 80.0):
 
 
 def _p_values_to_titles(fig):
-    """Move arviz-plots' in-panel p-value text (drawn over the curves) into the panel title."""
+    """Move arviz-plots' in-panel p-value text (drawn over the curves) into the panel title
+    (its ``visuals`` validator rejects the ``p_value_text`` key that would place it)."""
     for ax in fig.axes:
         for text in list(ax.texts):
             content = text.get_text().strip()
@@ -281,22 +257,24 @@ def _p_values_to_titles(fig):
 # ------------------------------------------------------------------------------ GRB
 
 
-def plot_gelman_rubin_brooks(tree: xr.DataTree, path, var_names=("eta_norm", "log_likelihood"),
-                             *, num_points: int = 20, window: str = "half",
-                             threshold: float = 1.1) -> Path:
+def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=("eta_norm", "log_likelihood"),
+                             num_points: int = 20, window: str = "half",
+                             threshold: float = 1.1) -> Figure:
     """Gelman-Rubin-Brooks plot: classic shrink factor against iteration over the whole run
     (:func:`topiczoo.diagnostics.gelman_rubin_brooks`), one panel per monitor, a dashed line
     at ``threshold`` and a dotted one at the end of burn-in. Monitors absent from the tree
-    are skipped; at least one must be present. Log-scaled y axis (early values are often
-    10-100 times the converged 1)."""
+    are skipped; at least one must be present (else :class:`DiagnosticUnavailable`, as with
+    fewer than 2 chains). Log-scaled y axis (early values are often 10-100 times the
+    converged 1). Returns the matplotlib ``Figure``."""
     names = [var_names] if isinstance(var_names, str) else list(var_names)
     groups = [g for g in ("warmup_posterior", "posterior") if g in tree.children]
     names = [v for v in names if any(v in tree[g].data_vars for g in groups)]
     if not names:
-        raise ValueError(f"none of {var_names} is in the tree")
+        raise DiagnosticUnavailable(f"none of {var_names} is in the tree")
+    curves = [(name, *gelman_rubin_brooks(tree, name, num_points=num_points, window=window))
+              for name in names]  # before the figure: nothing is left open if one fails
     fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 3.8), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
-        iterations, curve = gelman_rubin_brooks(tree, name, num_points=num_points, window=window)
+    for ax, (name, iterations, curve) in zip(axes[0], curves, strict=True):
         curve = curve.reshape(curve.shape[0], -1)
         for j in range(curve.shape[1]):
             label = name if curve.shape[1] == 1 else f"{name}[{j}]"
@@ -317,7 +295,7 @@ def plot_gelman_rubin_brooks(tree: xr.DataTree, path, var_names=("eta_norm", "lo
     how = "second half of draws" if window == "half" else "all draws"
     fig.suptitle(_title(tree, f"Gelman-Rubin-Brooks ({how} up to each iteration)", None))
     fig.tight_layout()
-    return _save(fig, path)
+    return fig
 
 
 def _log_y(ax, curve, threshold):
@@ -341,80 +319,44 @@ def _log_y(ax, curve, threshold):
 # ------------------------------------------------------------------------------ autocorrelation
 
 
-def autocorrelation(tree: xr.DataTree, var_name: str, max_lag: int | None = None,
-                    group: str = "posterior") -> xr.DataArray:
-    """Autocorrelation function of each chain of ``tree[group][var_name]`` against lag in draws.
+def plot_autocorr(tree: xr.DataTree, *, var_names=None, max_lag: int = 50,
+                  group: str = "posterior"):
+    """Autocorrelation plot (``arviz_plots.plot_autocorr``): per monitor (and element), the
+    ACF of each chain against lag in draws, chains in colours, with the +-1.96/sqrt(n) band
+    of white noise (n draws per chain).
 
-    Computed by ``arviz_stats`` (the ``azstats.autocorr`` accessor, FFT-based, the estimator
-    its ESS uses) along ``draw``; returned with dims ``(chain, lag, ...)``, lag 0 to
-    ``max_lag`` (default: all lags up to the number of draws - 1). A constant chain gives NaN.
-    """
-    import arviz_stats  # noqa: F401  (registers the azstats accessor)
-
-    da = tree[group][var_name].astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acf = da.to_dataset().azstats.autocorr(dim=["draw"])[var_name]
-    num_draws = da.sizes["draw"]
-    last = num_draws - 1 if max_lag is None else min(int(max_lag), num_draws - 1)
-    acf = acf.isel(draw=slice(0, last + 1)).rename(draw="lag")
-    return acf.assign_coords(lag=np.arange(last + 1, dtype=np.int64))
-
-
-def plot_autocorr(tree: xr.DataTree, path, var_names=None, *, max_lag: int = 50,
-                  group: str = "posterior") -> Path:
-    """Autocorrelation plot: per monitor (and element), the ACF of each chain against lag,
-    chains in colours, with the +-1.96/sqrt(n) band of white noise (n draws per chain).
-
-    ``arviz_plots.plot_autocorr`` (1.3) is not used: it selects lags by the ``draw``
-    coordinate's labels (ours are iteration numbers, so it fails unless the draws are
-    renumbered from 0) and draws its band at 1.96/sqrt(max_lag) instead of 1.96/sqrt(n). The
-    ACF comes from :func:`autocorrelation` (``arviz_stats``), the figure from matplotlib.
+    The band is drawn here: arviz-plots 1.3 puts its own at 1.96/sqrt(number of lags shown),
+    which is not the white-noise band once there are more draws than lags, so it is
+    switched off (``visuals={"credible_interval": False}``).
 
     Args:
       var_names: default the label-invariant monitors present in ``group``, less those
         constant over all its draws (no autocorrelation is defined).
       max_lag: largest lag shown, in draws (clipped to the number of draws - 1). With
-        thinning k, lag l is k*l iterations (said in the x label).
+        thinning k, lag l is k*l iterations.
       group: ``"posterior"`` (default) or ``"warmup_posterior"``.
+    Returns the ``arviz_plots.PlotCollection``.
     """
+    import arviz_plots as azp
+
     names = _var_names(tree, var_names, group)
     ds = tree[group]
     if var_names is None:
-        names = [v for v in names if float(ds[v].max() - ds[v].min()) > 0] or names
-    panels = [(label, values) for v in names
-              for label, values in _elements(autocorrelation(tree, v, max_lag, group)
-                                             .rename(lag="draw").rename(v))]
+        names = _varying(ds, names)
     num_draws = ds.sizes["draw"]
-    cols = min(3, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 2.9 * rows + 0.7), sharex=True,
-                             sharey=True, squeeze=False)
+    panels = _num_panels(ds, names)
+    cols = min(3, panels)
+    rows = math.ceil(panels / cols)
+    pc = azp.plot_autocorr(tree, var_names=names, group=group,
+                           max_lag=min(int(max_lag), num_draws - 1) + 1, labeller=_labeller(),
+                           visuals={"credible_interval": False}, col_wrap=cols,
+                           figure_kwargs={"figsize": (4.4 * cols, 2.9 * rows + 0.7)})
     band = 1.96 / math.sqrt(num_draws)
-    for ax, (label, values) in zip(axes.flat, panels):
-        lags = np.arange(values.shape[1])
+    for ax in _plot_axes(pc, names):
         ax.axhspan(-band, band, color="0.85", zorder=0)
-        ax.axhline(0.0, color="0.4", linewidth=0.8)
-        for c in range(values.shape[0]):
-            ax.plot(lags, values[c], linewidth=1.3, color=f"C{c}", label=f"chain {c}")
-        ax.set_title(label, fontsize="medium")
-        ax.set_ylim(-1.05, 1.05)
-        ax.grid(alpha=0.3)
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
-    thinning = int(tree.attrs.get("thinning", 1) or 1)
-    xlabel = "lag (draws)" if thinning == 1 else f"lag (draws of {thinning} iterations)"
-    for ax in axes[-1]:
-        ax.set_xlabel(xlabel)
-        ax.xaxis.set_tick_params(labelbottom=True)
-    for row in axes:
-        row[0].set_ylabel("autocorrelation")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    handles.append(plt.Rectangle((0, 0), 1, 1, color="0.85"))
-    labels.append(f"white noise\n\u00b11.96/\u221a{num_draws}")
-    fig.legend(handles, labels, loc="upper right",
-               bbox_to_anchor=(1.0, 1 - 0.5 / fig.get_size_inches()[1]), fontsize="small",
-               frameon=False)
+    pc.add_legend("chain")
     which = "posterior draws" if group == "posterior" else "burn-in draws"
-    _title_layout(fig, _title(tree, f"Autocorrelation ({which})", ds["draw"].values),
-                  legend_room=1.4)
-    return _save(fig, path)
+    _title_layout(pc.get_viz("figure"),
+                  _title(tree, f"Autocorrelation ({which}; grey: white noise "
+                               f"\u00b11.96/\u221a{num_draws})", ds["iteration"].values))
+    return pc

@@ -16,8 +16,11 @@ into ``RUN_DIR``:
   ``autocorr.png`` (autocorrelation of each chain, posterior draws). The ``trace.png`` that
   ``topiczoo fit`` writes is left alone.
 
-A figure that cannot be drawn (e.g. a Gelman-Rubin-Brooks curve of a single chain) is
-replaced in the report by a line saying why; the other parts are still written.
+The plot functions return figures and write nothing; this module is the one that writes
+files (with :func:`topiczoo.diagnostics.save_figure`). A figure the run cannot give (it
+raises :class:`topiczoo.diagnostics.DiagnosticUnavailable`, e.g. a Gelman-Rubin-Brooks curve
+of a single chain) is replaced in the report by a line saying why; any other error
+propagates.
 
 :func:`diagnose` is the command-line entry: it writes the report and returns the text to
 print (accuracy, the plain-text convergence table, the files written).
@@ -33,9 +36,9 @@ from typing import NamedTuple
 import numpy as np
 
 from topiczoo.diagnostics.arviz_io import load_datatree
-from topiczoo.diagnostics.convergence import format_table, summary_table
+from topiczoo.diagnostics.convergence import DiagnosticUnavailable, format_table, summary_table
 from topiczoo.diagnostics.plots import (plot_autocorr, plot_gelman_rubin_brooks, plot_rank,
-                                        plot_trace)
+                                        plot_trace, save_figure)
 
 __all__ = ["Report", "diagnose", "write_report"]
 
@@ -243,13 +246,13 @@ def write_report(run_dir) -> Report:
     if "posterior" in tree.children:
         try:
             table = summary_table(tree)
-        except ValueError as err:
+        except DiagnosticUnavailable as err:
             table = None
             notes.append(f"convergence table: {err}")
             md.append(f"No table: {err}.")
         if table is not None:
             table_text = format_table(table)
-            post = tree["posterior"]["draw"].values
+            post = tree["posterior"]["iteration"].values
             md += [f"Posterior draws only: iterations {int(post[0])}-{int(post[-1])}, "
                    f"{tree['posterior'].sizes['chain']} chains x {post.size} draws. `r_hat`: "
                    "rank-normalised split R-hat (Vehtari et al. 2021; < 1.01 is the usual "
@@ -266,31 +269,28 @@ def write_report(run_dir) -> Report:
     figures = {}
     makers = {
         "trace": ("Trace of the whole run (burn-in included, its end dotted)",
-                  lambda p: plot_trace(tree, p, include_warmup=True, kind=None)),
+                  lambda: plot_trace(tree, include_warmup=True, kind=None)),
         "rank": ("Rank plot (posterior draws): ECDF of each chain's fractional ranks minus "
                  "the uniform one; near 0 when the chains agree. Panel titles give the p-value "
                  "of the multi-chain rank uniformity test, a grey halo marks the ranks it "
                  "flags",
-                 lambda p: plot_rank(tree, p)),
+                 lambda: plot_rank(tree)),
         "gelman_rubin_brooks": ("Gelman-Rubin-Brooks plot: classic shrink factor on the "
                                 "second half of the draws up to each iteration",
-                                lambda p: plot_gelman_rubin_brooks(tree, p, GRB_MONITORS)),
+                                lambda: plot_gelman_rubin_brooks(tree, var_names=GRB_MONITORS)),
         "autocorr": ("Autocorrelation of each chain (posterior draws)",
-                     lambda p: plot_autocorr(tree, p)),
+                     lambda: plot_autocorr(tree)),
     }
     md += ["", "## Figures", ""]
     for key, (caption, make) in makers.items():
-        target = run_dir / FIGURES[key]
         try:
-            figures[key] = make(target)
-        except Exception as err:  # noqa: BLE001  one figure must not sink the report
-            import matplotlib.pyplot as plt
-
-            plt.close("all")
+            figure = make()
+        except DiagnosticUnavailable as err:  # the run cannot give this figure: say why
             notes.append(f"{key}: {err}")
-            md += [f"**{caption}**: not drawn ({type(err).__name__}: {err}).", ""]
+            md += [f"**{caption}**: not drawn ({err}).", ""]
             continue
-        md += [f"**{caption}.**", "", f"![{key}]({target.name})", ""]
+        figures[key] = save_figure(figure, run_dir / FIGURES[key])
+        md += [f"**{caption}.**", "", f"![{key}]({FIGURES[key]})", ""]
     if (run_dir / "trace.png").is_file():
         md += ["**Trace and per-chain densities of the posterior draws (written by "
                "`topiczoo fit`).**", "", "![trace of the posterior draws](trace.png)", ""]

@@ -5,14 +5,15 @@ All but the last test use synthetic FitResult-like objects (no model fit).
 
 import types
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import xarray as xr
 
 from topiczoo.diagnostics import (
     LABEL_INVARIANT,
+    DiagnosticUnavailable,
     Report,
-    autocorrelation,
     diagnose,
     format_table,
     gelman_rubin_brooks,
@@ -22,6 +23,7 @@ from topiczoo.diagnostics import (
     plot_rank,
     plot_trace,
     save_datatree,
+    save_figure,
     summary_table,
     to_datatree,
     write_report,
@@ -30,12 +32,19 @@ from topiczoo.diagnostics import (
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+def fake_model(supervised=True):
+    """A model look-alike: only ``describe()``, the flat facts the diagnostics record."""
+    facts = {"model": "supervised-toy" if supervised else "toy", "num_topics": 3,
+             "alpha": 1.0, "alpha_per_topic": 1 / 3, "beta": 0.01}
+    if supervised:
+        facts.update(nu2=1.0, response="hinge", c=2.0, ell=164.0, learn_s2=False)
+    return types.SimpleNamespace(describe=lambda: dict(facts))
+
+
 def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(), seed=3,
-                train_seconds=12.5, sample_stats=None):
+                train_seconds=12.5, sample_stats=None, **extra):
     """A FitResult look-alike carrying only what the diagnostics read."""
-    response = types.SimpleNamespace(name="hinge", c=2.0, ell=164.0) if supervised else None
-    model = types.SimpleNamespace(name="medlda" if supervised else "lda", num_topics=3,
-                                  alpha=1.0, beta=0.01, nu2=1.0, response=response)
+    model = fake_model(supervised)
     num_chains = next(iter(draws.values())).shape[0]
     iterations = np.asarray(iterations)
     return types.SimpleNamespace(
@@ -45,7 +54,7 @@ def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(),
         token_iterations_per_second=(1000 * int(iterations[-1]) * num_chains / train_seconds
                                      if train_seconds else float("nan")),
         snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots],
-        **({} if sample_stats is None else {"sample_stats": sample_stats}))
+        **({} if sample_stats is None else {"sample_stats": sample_stats}), **extra)
 
 
 def supervised_draws(rng, num_chains=4, num_draws=40, num_tasks=2, num_topics=3):
@@ -79,8 +88,12 @@ def test_to_datatree_splits_burnin_and_keeps_iterations():
     draws = supervised_draws(rng)
     tree = to_datatree(fake_result(draws, iterations, num_burnin=30))
     warm, post = tree["warmup_posterior"], tree["posterior"]
-    np.testing.assert_array_equal(warm["draw"].values, np.arange(2, 31, 2))
-    np.testing.assert_array_equal(post["draw"].values, np.arange(32, 81, 2))
+    # draw is 0..n-1 in each group; the Gibbs iteration is its own coordinate on draw
+    np.testing.assert_array_equal(warm["draw"].values, np.arange(15))
+    np.testing.assert_array_equal(post["draw"].values, np.arange(25))
+    np.testing.assert_array_equal(warm["iteration"].values, np.arange(2, 31, 2))
+    np.testing.assert_array_equal(post["iteration"].values, np.arange(32, 81, 2))
+    assert post["iteration"].dims == ("draw",) and "iteration" not in post.dims
     keep = iterations > 30
     for name, array in draws.items():
         np.testing.assert_array_equal(post[name].values, array[:, keep])
@@ -92,11 +105,33 @@ def test_to_datatree_splits_burnin_and_keeps_iterations():
     assert "sample_stats" not in tree.children  # this fake fit recorded no per-draw timing
     attrs = tree.attrs
     assert attrs["created_by"] == "topiczoo"
-    assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("medlda", 3, 3)
+    # the model's facts come from describe(), as they are (booleans as 0/1 for netCDF)
+    assert (attrs["model"], attrs["num_topics"], attrs["seed"]) == ("supervised-toy", 3, 3)
     assert (attrs["alpha"], attrs["beta"], attrs["nu2"], attrs["c"], attrs["ell"]) == (
         1.0, 0.01, 1.0, 2.0, 164.0)
+    assert (attrs["response"], attrs["learn_s2"]) == ("hinge", 0)
+    assert attrs["sampler"] == "exact"  # a result without a sampler name
     assert attrs["train_seconds"] == 12.5
     assert attrs["token_iterations_per_second"] == pytest.approx(1000 * 80 * 4 / 12.5)
+    named = to_datatree(fake_result(draws, iterations, num_burnin=30, sampler="other"))
+    assert named.attrs["sampler"] == "other"
+
+
+def test_arviz_works_on_the_tree_unpatched():
+    import arviz
+    import arviz_plots
+
+    rng = np.random.default_rng(15)
+    tree = to_datatree(fake_result(supervised_draws(rng, num_draws=30, num_tasks=2),
+                                   np.arange(5, 65, 2), num_burnin=20))
+    rhat = arviz.rhat(tree)  # the posterior group, all variables
+    assert rhat["eta_norm"].shape == () and rhat["augmentation_mean"].dims == ("task",)
+    assert np.isfinite(rhat["log_likelihood"].item())
+    pc = arviz_plots.plot_autocorr(tree, var_names=["eta_norm", "log_likelihood"])
+    ax = pc.viz["plot"]["eta_norm"].item()
+    assert tree["posterior"].sizes["draw"] == 22  # iterations 21, 23, ..., 63
+    np.testing.assert_array_equal(ax.lines[-1].get_xdata(), np.arange(22))  # lags 0..n-1
+    plt.close("all")
 
 
 def test_to_datatree_routes_time_per_iteration_to_sample_stats():
@@ -108,7 +143,9 @@ def test_to_datatree_routes_time_per_iteration_to_sample_stats():
                                    sample_stats={"time_per_iteration": timing}))
     stats, warm = tree["sample_stats"], tree["warmup_sample_stats"]
     assert stats["time_per_iteration"].dims == ("chain", "draw")
-    np.testing.assert_array_equal(stats["draw"].values, np.arange(5, 11))
+    np.testing.assert_array_equal(stats["draw"].values, np.arange(6))
+    np.testing.assert_array_equal(stats["iteration"].values, np.arange(5, 11))
+    np.testing.assert_array_equal(warm["iteration"].values, np.arange(1, 5))
     np.testing.assert_array_equal(stats["time_per_iteration"].values, timing[:, 4:])
     np.testing.assert_array_equal(warm["time_per_iteration"].values, timing[:, :4])
     assert "time_per_iteration" not in tree["posterior"].data_vars
@@ -125,7 +162,7 @@ def test_to_datatree_unsupervised_has_no_response_attrs_and_no_warmup_when_none(
     assert set(tree.children) == {"posterior"}
     for key in ("nu2", "c", "ell", "response"):
         assert key not in tree.attrs
-    assert tree.attrs["model"] == "lda"
+    assert tree.attrs["model"] == "toy"
 
 
 def test_to_datatree_predictions_and_observed_data():
@@ -173,6 +210,18 @@ def test_save_load_round_trip(tmp_path):
     # saving again over the same file replaces it
     save_datatree(tree.drop_nodes("predictions"), path)
     assert "predictions" not in load_datatree(path).children
+
+
+def test_load_datatree_reads_trees_whose_draw_held_the_iterations(tmp_path):
+    rng = np.random.default_rng(4)
+    tree = to_datatree(fake_result(supervised_draws(rng, num_chains=2, num_draws=10),
+                                   np.arange(3, 31, 3), num_burnin=12))
+    old = tree.copy()
+    for group in ("posterior", "warmup_posterior"):  # the former layout: draw = iteration
+        ds = tree[group].to_dataset()
+        old[group] = ds.assign_coords(draw=ds["iteration"].values).drop_vars("iteration")
+    loaded = load_datatree(save_datatree(old, tmp_path / "old.nc"))
+    xr.testing.assert_identical(loaded, tree)
 
 
 # ------------------------------------------------------------------------------ convergence
@@ -251,6 +300,15 @@ def test_gelman_rubin_brooks_decreases_to_one():
     assert full[-1] > curve[-1]
 
 
+def test_gelman_rubin_brooks_reports_iterations_of_thinned_runs():
+    values = converging_chains(num_draws=100)
+    tree = tree_of(values, num_burnin=50, iterations=np.arange(3, 301, 3))  # thinning 3
+    iterations, curve = gelman_rubin_brooks(tree, "eta_norm", num_points=10)
+    assert iterations[-1] == 300 and np.all(iterations % 3 == 0)
+    _, same = gelman_rubin_brooks(tree_of(values, num_burnin=50), "eta_norm", num_points=10)
+    np.testing.assert_allclose(curve, same)  # the curve depends on the draws, not the labels
+
+
 def test_gelman_rubin_brooks_elements_and_errors():
     rng = np.random.default_rng(10)
     tree = to_datatree(fake_result(supervised_draws(rng, num_tasks=2), np.arange(1, 41), 20))
@@ -259,7 +317,7 @@ def test_gelman_rubin_brooks_elements_and_errors():
     with pytest.raises(KeyError):
         gelman_rubin_brooks(tree, "nope")
     one_chain = tree_of(rng.normal(size=(1, 40)))
-    with pytest.raises(ValueError, match="2 chains"):
+    with pytest.raises(DiagnosticUnavailable, match="2 chains"):
         gelman_rubin_brooks(one_chain, "eta_norm")
 
 
@@ -279,56 +337,92 @@ def plot_tree():
     return to_datatree(fake_result(draws, np.arange(1, 61), num_burnin=30))
 
 
-def test_plot_trace_png(tmp_path, plot_tree):
-    assert_png(plot_trace(plot_tree, tmp_path / "trace.png"))
-    assert_png(plot_trace(plot_tree, tmp_path / "whole.png", ["eta_norm"], include_warmup=True))
+@pytest.fixture
+def no_open_figures():
+    plt.close("all")
+    yield
+    plt.close("all")
 
 
-def test_plot_trace_falls_back_to_matplotlib(tmp_path, plot_tree, monkeypatch):
+def test_plot_trace_returns_plot_collection(tmp_path, plot_tree, no_open_figures):
+    from arviz_plots import PlotCollection
+
+    pc = plot_trace(plot_tree)
+    assert isinstance(pc, PlotCollection)
+    axes = pc.viz["plot"]["eta_norm"]
+    trace_ax = axes.sel(column="trace").item()
+    # x axis: the Gibbs iterations of the posterior draws
+    np.testing.assert_array_equal(trace_ax.lines[0].get_xdata(), np.arange(31, 61))
+    whole = plot_trace(plot_tree, var_names=["eta_norm"], include_warmup=True, kind=None)
+    ax = whole.viz["plot"]["eta_norm"].item()
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), np.arange(1, 61))
+    assert any(line.get_linestyle() == ":" for line in ax.lines)  # end of burn-in
+    assert list(tmp_path.iterdir()) == []  # plots write nothing
+
+
+def test_plot_errors_surface(plot_tree, monkeypatch, no_open_figures):
     import arviz_plots
 
     def broken(*args, **kwargs):
         raise RuntimeError("simulated arviz-plots failure")
 
     monkeypatch.setattr(arviz_plots, "plot_trace_dist", broken)
-    with pytest.warns(RuntimeWarning, match="plain matplotlib"):
-        path = plot_trace(plot_tree, tmp_path / "fallback.png")
-    assert_png(path)
+    with pytest.raises(RuntimeError, match="simulated"):
+        plot_trace(plot_tree)
+    with pytest.raises(KeyError):
+        plot_rank(plot_tree, var_names=["absent"])
+    no_monitor = plot_tree.copy()
+    no_monitor["posterior"] = plot_tree["posterior"].to_dataset()[["eta"]]
+    with pytest.raises(DiagnosticUnavailable, match="label-invariant"):
+        plot_autocorr(no_monitor)
 
 
-def test_plot_rank_png(tmp_path, plot_tree):
-    assert_png(plot_rank(plot_tree, tmp_path / "rank.png"))
+def test_plot_rank_returns_plot_collection(plot_tree, no_open_figures):
+    from arviz_plots import PlotCollection
+
+    pc = plot_rank(plot_tree)
+    assert isinstance(pc, PlotCollection)
+    # train_accuracy is not constant here; a constant monitor would be left out
+    assert "eta_norm" in pc.viz["plot"].data_vars
 
 
-def test_plot_gelman_rubin_brooks_png(tmp_path, plot_tree):
-    path = plot_gelman_rubin_brooks(plot_tree, tmp_path / "grb.png",
-                                    var_names=("eta_norm", "log_likelihood", "absent"))
-    assert_png(path)
-    with pytest.raises(ValueError, match="none of"):
-        plot_gelman_rubin_brooks(plot_tree, tmp_path / "x.png", var_names=("absent",))
+def test_plot_gelman_rubin_brooks_returns_figure(plot_tree, no_open_figures):
+    from matplotlib.figure import Figure
+
+    fig = plot_gelman_rubin_brooks(plot_tree, var_names=("eta_norm", "log_likelihood", "absent"))
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    assert fig.axes[0].lines[0].get_xdata()[-1] == 60  # iterations, not draw indices
+    with pytest.raises(DiagnosticUnavailable, match="none of"):
+        plot_gelman_rubin_brooks(plot_tree, var_names=("absent",))
 
 
-def test_autocorrelation_matches_numpy():
-    rng = np.random.default_rng(13)
-    values = np.empty((3, 200))
-    for c in range(3):  # AR(1) chains, phi = 0.8
-        x = np.zeros(200)
-        for t in range(1, 200):
-            x[t] = 0.8 * x[t - 1] + rng.standard_normal()
-        values[c] = x
-    acf = autocorrelation(tree_of(values), "eta_norm", max_lag=10)
-    assert acf.dims == ("chain", "lag") and acf.sizes["lag"] == 11
-    for c in range(3):
-        x = values[c] - values[c].mean()
-        full = np.correlate(x, x, "full")[len(x) - 1:]
-        np.testing.assert_allclose(acf.values[c], full[:11] / full[0], atol=1e-10)
-    assert 0.6 < acf.values[:, 1].mean() < 0.95  # about phi
-    assert autocorrelation(tree_of(values), "eta_norm").sizes["lag"] == 200  # all lags
+def test_plot_autocorr_lags_and_white_noise_band(plot_tree, no_open_figures):
+    pc = plot_autocorr(plot_tree, max_lag=20)
+    ax = pc.viz["plot"]["eta_norm"].item()
+    acf_lines = [line for line in ax.lines if len(line.get_xdata()) == 21
+                 and line.get_ydata()[0] == pytest.approx(1.0)]
+    assert len(acf_lines) == 4  # one per chain, lags 0..20 (the other line is y = 0)
+    np.testing.assert_array_equal(acf_lines[0].get_xdata(), np.arange(21))
+    assert acf_lines[0].get_ydata()[0] == pytest.approx(1.0)
+    band = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.85,) * 3)]
+    assert len(band) == 1  # ours, +-1.96/sqrt(n) with n = 30 posterior draws per chain
+    assert band[0].get_y() == pytest.approx(-1.96 / np.sqrt(30))
+    assert band[0].get_height() == pytest.approx(2 * 1.96 / np.sqrt(30))
+    one = plot_autocorr(plot_tree, var_names=["eta_norm"], max_lag=500)  # clipped to n - 1
+    ax = one.viz["plot"]["eta_norm"].item()
+    assert max(len(line.get_xdata()) for line in ax.lines) == 30
 
 
-def test_plot_autocorr_png(tmp_path, plot_tree):
-    assert_png(plot_autocorr(plot_tree, tmp_path / "acf.png", max_lag=20))
-    assert_png(plot_autocorr(plot_tree, tmp_path / "acf1.png", ["eta_norm"], max_lag=500))
+def test_save_figure_writes_and_closes(tmp_path, plot_tree, no_open_figures):
+    pc = plot_autocorr(plot_tree, var_names=["eta_norm"], max_lag=10)
+    fig = plot_gelman_rubin_brooks(plot_tree)
+    assert len(plt.get_fignums()) == 2
+    assert_png(save_figure(pc, tmp_path / "sub" / "acf.png"))
+    assert save_figure(fig, tmp_path / "grb.pdf").read_bytes()[:4] == b"%PDF"
+    assert plt.get_fignums() == []  # both closed
+    kept = plot_gelman_rubin_brooks(plot_tree)
+    save_figure(kept, tmp_path / "kept.png", close=False)
+    assert plt.get_fignums() == [kept.number]
 
 
 # ------------------------------------------------------------------------------ report
@@ -403,8 +497,10 @@ def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
         assert report.metrics[s]["accuracy"] == pytest.approx(np.mean((reduce_scores(scores[:1], s) > 0)
                                                            == y))
     assert "recomputed from the tree" in report.path.read_text()
-    assert "gelman_rubin_brooks" not in report.figures  # needs 2 chains: said, not raised
-    assert any("2 chains" in n for n in report.notes)
+    # both need 2 chains: said in the report, not raised
+    assert set(report.figures) == {"trace", "autocorr"}
+    assert any(n.startswith("gelman_rubin_brooks:") and "2 chains" in n for n in report.notes)
+    assert any(n.startswith("rank:") and "at least 2" in n for n in report.notes)
     assert "not drawn" in report.path.read_text()
     assert "?" in report.table  # R-hat undefined with one chain
     assert tree.attrs["num_chains"] == 1
@@ -434,15 +530,19 @@ def test_real_tiny_fit_end_to_end(tmp_path):
                  progress=False)
     prediction = predict(result, corpus, num_burnin=2, num_draws=2)
     tree = to_datatree(result, prediction, corpus.labels)
-    np.testing.assert_array_equal(tree["warmup_posterior"]["draw"].values, np.arange(1, 7))
-    np.testing.assert_array_equal(tree["posterior"]["draw"].values, np.arange(7, 13))
+    np.testing.assert_array_equal(tree["warmup_posterior"]["draw"].values, np.arange(6))
+    np.testing.assert_array_equal(tree["warmup_posterior"]["iteration"].values, np.arange(1, 7))
+    np.testing.assert_array_equal(tree["posterior"]["draw"].values, np.arange(6))
+    np.testing.assert_array_equal(tree["posterior"]["iteration"].values, np.arange(7, 13))
+    np.testing.assert_array_equal(tree["sample_stats"]["iteration"].values, np.arange(7, 13))
     np.testing.assert_array_equal(tree["predictions"]["snapshot"].values,
                                   [s.iteration for s in result.snapshots])
     assert tree["posterior"]["eta"].shape == (2, 6, 1, 3)
     timing = tree["sample_stats"]["time_per_iteration"]  # per-draw timing of the fit
     assert timing.dims == ("chain", "draw") and timing.shape == (2, 6)
     assert float(timing.min()) > 0
-    assert tree.attrs["model"] == "gslda" and tree.attrs["c"] == 1.0
+    assert tree.attrs == {**tree.attrs, **result.model.describe(),
+                          "sampler": getattr(result, "sampler", "exact")}
     table = summary_table(tree)
     assert "eta_norm" in table.index and table.notna().any().all()
     xr.testing.assert_identical(load_datatree(save_datatree(tree, tmp_path / "run")), tree)
