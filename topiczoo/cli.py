@@ -133,8 +133,8 @@ def _prepare_out(out: Path, resume: bool) -> None:
 def run_fit(args) -> dict:
     """Fit, predict and write the run directory; returns the summary dictionary."""
     from topiczoo.datasets import load_dataset
-    from topiczoo.diagnostics import (format_table, plot_trace, save_datatree, summary_table,
-                                      to_datatree)
+    from topiczoo.diagnostics import (format_table, plot_trace, save_datatree, save_figure,
+                                      summary_table, to_datatree)
     from topiczoo.predict import STRATEGIES
     from topiczoo.run import fit_and_predict
 
@@ -178,7 +178,7 @@ def run_fit(args) -> dict:
                            test_labels=observed if entry.driver == "gibbs" else None)
         table = summary_table(tree)
         save_datatree(tree, out / "posterior.nc")
-        plot_trace(tree, out / "trace.png")
+        save_figure(plot_trace(tree), out / "trace.png")
         written += [out / "posterior.nc", out / "trace.png"]
     average = args.average
     summary = {

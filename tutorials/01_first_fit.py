@@ -10,7 +10,7 @@ import numpy as np
 
 from topiczoo import fit, gslda, load_dataset, medlda, predict
 from topiczoo.diagnostics import (format_table, plot_gelman_rubin_brooks, plot_trace,
-                                  summary_table, to_datatree)
+                                  save_figure, summary_table, to_datatree)
 
 FIGURES = Path(__file__).parent / "figures"
 FIGURES.mkdir(exist_ok=True)
@@ -34,15 +34,15 @@ for strategy in ("sf", "sa", "mf", "ma"):
     print(f"accuracy {strategy}: {prediction.accuracy(data.test.labels, strategy):.4f}")
 
 # 5. Convergence: only label-invariant monitors are comparable across chains.
-tree = to_datatree(result, prediction, test_labels=data.test.labels)
+tree = to_datatree(result, prediction, test_labels=prediction.task.to_tasks(data.test.labels))
 print(format_table(summary_table(tree)))
-plot_trace(tree, FIGURES / "01_trace.png")
-plot_gelman_rubin_brooks(tree, FIGURES / "01_grb.png")
+save_figure(plot_trace(tree), FIGURES / "01_trace.png")
+save_figure(plot_gelman_rubin_brooks(tree), FIGURES / "01_grb.png")
 
 # 6. What the topics say about the labels: the words of the most positive and negative topic.
-snap = result.snapshots[-1]
-phi = snap.phi_hat(model.beta)[0]  # chain 0: [V, K]
-eta = snap.eta[0, 0]               # chain 0, task 0: [K]
+snap = result.snapshots[-1].chain(0)  # chain 0's last snapshot: counts and eta
+phi = model.phi_hat(snap)             # [V, K]
+eta = snap["eta"][0]                  # task 0: [K]
 vocab = np.asarray(data.train.vocabulary)
 for k in (int(np.argmax(eta)), int(np.argmin(eta))):
     top = vocab[np.argsort(phi[:, k])[::-1][:8]]
