@@ -250,8 +250,15 @@ def load_datatree(path) -> xr.DataTree:
     the iterations, and it has no ``iteration`` coordinate) is read in the current layout:
     those values become the ``iteration`` coordinate and ``draw`` is renumbered.
     """
-    with xr.open_datatree(Path(path), engine="h5netcdf") as tree:
-        tree = tree.load().copy()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no ArviZ tree at {path}")
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as tree:
+            tree = tree.load().copy()
+    except (OSError, ValueError) as err:  # truncated, empty or not netCDF-4 (h5py's OSError)
+        raise ValueError(f"{path} is not a readable netCDF-4 ArviZ tree "
+                         f"({type(err).__name__}: {str(err).splitlines()[0][:120]})") from None
     if tree.attrs.get("created_by") != "topiczoo":
         return tree
     for node in tree.subtree:

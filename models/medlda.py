@@ -10,8 +10,10 @@ from topiczoo.models.responses import EpsilonInsensitive, Hinge
 from topiczoo.models.supervised import supervised_lda_declaration
 
 
-def _model(name, num_topics, response, tasks, alpha, beta, nu2, num_classes=None):
+def _model(name, num_topics, response, tasks, alpha, beta, nu2, num_classes=None,
+           center=False):
     return TopicModel(name, num_topics, alpha, beta, nu2, response, tasks, num_classes,
+                      bool(center),
                       declaration=partial(supervised_lda_declaration, response=response))
 
 
@@ -37,8 +39,9 @@ def medlda_multitask(num_topics: int, num_classes: int | None = None, *, c: floa
 
 
 def medlda_regression(num_topics: int, *, c: float = 1.0, eps: float = 1e-3, alpha: float = 1.0,
-                      beta: float = 0.01, nu2: float = 1.0) -> TopicModel:
+                      beta: float = 0.01, nu2: float = 1.0, center: bool = True) -> TopicModel:
     """Gibbs MedLDA regression: pseudo-likelihood exp(-2 c max(0, |y - omega| - eps)) (JMLR
-    section 5.1; the paper used eps = 1e-3 and chose c by cross-validation)."""
+    section 5.1; the paper used eps = 1e-3 and chose c by cross-validation). ``center``: fit
+    y - mean(y_train) and add the mean back to predictions (omega has no intercept)."""
     return _model("medlda-regression", num_topics, EpsilonInsensitive(c, eps), ("regression",),
-                  alpha, beta, nu2)
+                  alpha, beta, nu2, center=center)

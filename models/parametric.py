@@ -66,6 +66,8 @@ class TopicModel:
       tasks: the label kinds the model accepts (``topiczoo.models.tasks.KINDS``), in order of
         preference; empty for unsupervised models.
       num_classes: the number of classes of a multi-class model (None: the corpus's).
+      center: regression only: fit y - mean(y_train) and add the mean back to predictions
+        (``Task.offset``), since omega = eta . zbar has no intercept.
       declaration: the numpyro model function stating the generative process.
     """
 
@@ -77,6 +79,7 @@ class TopicModel:
     response: object = None
     tasks: tuple = ()
     num_classes: int | None = None
+    center: bool = False
     declaration: object = field(default=None, compare=False)
 
     #: The samplers this family offers, by name (``fit(..., sampler=...)``).
@@ -116,6 +119,8 @@ class TopicModel:
                     out[name] = getattr(self.response, name)
         if self.num_classes is not None:
             out["num_classes"] = self.num_classes
+        if "regression" in self.tasks:
+            out["center"] = self.center
         return out
 
     # ------------------------------------------------------------------ data
@@ -124,7 +129,7 @@ class TopicModel:
         raises ``ValueError`` naming the problem when the labels do not fit the model."""
         if not self.supervised:
             return None
-        return Task.of(self.tasks, corpus, self.num_classes)
+        return Task.of(self.tasks, corpus, self.num_classes, self.center)
 
     def corpus_data(self, corpus, task: Task | None = None) -> CorpusData:
         """The arrays the sampler reads, labels turned into coded tasks [T, D] by ``task``

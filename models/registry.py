@@ -100,6 +100,10 @@ REGISTRY = {entry.name: entry for entry in (
 )}
 
 
+#: What ``topiczoo fit`` runs when no ``--model`` is given.
+DEFAULT_MODEL = "medlda"
+
+
 def get(name: str) -> ModelEntry:
     """The entry called ``name``; ``ValueError`` listing the known names otherwise."""
     try:

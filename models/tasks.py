@@ -29,11 +29,15 @@ class Task:
     """A prediction task: its label kind and number of tasks T.
 
     kind: one of :data:`KINDS`; num_tasks: T (1 for binary and regression, L classes for
-    multi-class, L labels for multi-label; ``None`` while unknown, before a corpus is seen).
+    multi-class, L labels for multi-label; ``None`` while unknown, before a corpus is seen);
+    offset: subtracted from real responses before the model sees them and added back to its
+    predictions (the training mean when a regression model centres its responses; omega =
+    eta . zbar has no intercept), in response units.
     """
 
     kind: str
     num_tasks: int | None = None
+    offset: float = 0.0
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -41,8 +45,9 @@ class Task:
 
     # ------------------------------------------------------------------ from a corpus
     @classmethod
-    def of(cls, kinds, corpus, num_classes: int | None = None) -> "Task":
-        """The task of a model accepting label ``kinds`` on ``corpus``'s labels.
+    def of(cls, kinds, corpus, num_classes: int | None = None, center: bool = False) -> "Task":
+        """The task of a model accepting label ``kinds`` on ``corpus``'s labels; with
+        ``center``, real responses are centred on their mean (:attr:`offset`).
 
         Raises ``ValueError`` when the corpus has no labels or labels of another kind (saying
         which), or class ids outside ``num_classes``.
@@ -65,7 +70,8 @@ class Task:
             num_tasks = labels.shape[1]
         else:
             num_tasks = 1
-        return cls(kind, num_tasks)
+        offset = float(np.mean(labels)) if center and kind == "regression" else 0.0
+        return cls(kind, num_tasks, offset)
 
     # ------------------------------------------------------------------ orientation
     def to_tasks(self, labels) -> np.ndarray:
@@ -75,7 +81,9 @@ class Task:
             return (labels[None, :] == np.arange(self.num_tasks)[:, None]).astype(np.float32)
         if self.kind == "multilabel":
             return labels.T.astype(np.float32)
-        return labels[None, :].astype(np.float32 if self.kind == "binary" else np.float64)
+        if self.kind == "regression":
+            return labels[None, :].astype(np.float64) - self.offset
+        return labels[None, :].astype(np.float32)
 
     def decide(self, scores) -> np.ndarray:
         """Scores [T, D] -> predictions in the corpus's orientation: class ids [D] (binary:
@@ -88,7 +96,7 @@ class Task:
             return (scores > 0).astype(np.int64).T
         if self.kind == "multiclass":
             return np.argmax(scores, axis=0).astype(np.int64)
-        return scores[0]
+        return scores[0] + self.offset
 
     # ------------------------------------------------------------------ metrics
     def metrics(self, truth, predicted) -> dict:

@@ -51,3 +51,52 @@ def test_diagnose_writes_report(tmp_path, capsys):
     for png in ("rank.png", "gelman_rubin_brooks.png", "autocorr.png"):
         assert png in report and (out / png).stat().st_size > 5_000
     assert main(["diagnose", str(tmp_path / "nothing")]) == 2
+
+
+def test_out_that_is_a_file_or_lies_under_one_is_refused(tmp_path, capsys):
+    a_file = tmp_path / "f.txt"
+    a_file.write_text("x")
+    assert main(["fit", "--out", str(a_file), *FAST]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert main(["fit", "--out", str(a_file / "run"), *FAST]) == 2
+    assert "which is a file" in capsys.readouterr().err
+
+
+def test_a_new_run_clears_the_previous_runs_outputs(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "report.md").write_text("an old report")
+    (out / "figures").mkdir()
+    (out / "notes.txt").write_text("the user's own file")
+    assert main(["fit", "--out", str(out), *FAST]) == 0
+    assert not (out / "report.md").exists() and not (out / "figures").exists()
+    assert (out / "notes.txt").exists() and (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"not netcdf at all", None])
+def test_diagnose_on_a_broken_tree_is_a_clear_error(tmp_path, capsys, content):
+    out = tmp_path / "run"
+    if content is None:  # a real tree, truncated
+        assert main(["fit", "--out", str(out), *FAST]) == 0
+        tree = out / "posterior.nc"
+        tree.write_bytes(tree.read_bytes()[:1000])
+    else:
+        out.mkdir()
+        (out / "posterior.nc").write_bytes(content)
+    capsys.readouterr()
+    assert main(["diagnose", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a readable netCDF-4 ArviZ tree" in err and "Traceback" not in err
+
+
+def test_an_option_the_model_lacks_is_refused(capsys, tmp_path):
+    assert main(["fit", "--model", "gslda", "--ell", "3", "--out", str(tmp_path), *FAST]) == 2
+    assert "--model gslda has no option --ell" in capsys.readouterr().err
+
+
+def test_help_states_every_default_once(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text
+    assert "164.0 for medlda" in text and "64.0 for" in text

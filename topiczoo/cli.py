@@ -12,7 +12,7 @@ import math
 import sys
 from pathlib import Path
 
-from topiczoo.models.registry import REGISTRY
+from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
 
 # option -> (type, help); the defaults are each model's own (read from the registry)
 _OPTION_HELP = {
@@ -26,6 +26,7 @@ _OPTION_HELP = {
     "alpha": (float, "total Dirichlet concentration: theta ~ Dir(alpha/K)"),
     "beta": (float, "Dirichlet parameter of each topic's word distribution"),
     "nu2": (float, "prior variance of eta"),
+    "center": (None, "fit y - mean(y_train), add the mean back to predictions"),
 }
 #: the files a run writes into --out; a new (not resumed) run removes the previous ones
 OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures", "checkpoint.npz")
@@ -49,8 +50,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Fit a model on a named data set, predict its test split, and write "
                     "summary.json, the ArviZ tree (posterior.nc) and trace.png to --out. "
                     "Models: " + "; ".join(f"{k}: {e.summary}" for k, e in REGISTRY.items()))
-    f.add_argument("--model", choices=tuple(REGISTRY), default="medlda",
-                   help="the model (default medlda)")
+    f.add_argument("--model", choices=tuple(REGISTRY), default=DEFAULT_MODEL,
+                   help=f"the model (default {DEFAULT_MODEL})")
     f.add_argument("--data", default="bbc",
                    help="bbc (embedded, binary), bbc-5, 20news-binary, 20news, poliblog, "
                         "movie-scale (regression) (default bbc)")
@@ -90,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--checkpoint", action="store_true",
                    help="write OUT/checkpoint.npz after every chunk and resume from it")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
+    f.add_argument("--check", action="store_true",
+                   help="check the options and the data, say what would run, and stop")
     d = sub.add_parser(
         "diagnose", help="convergence report of a run directory written by 'topiczoo fit'",
         description="Write RUN_DIR/report.md with the R-hat / ESS / MCSE table of the "
@@ -111,12 +114,30 @@ def _options(args, entry) -> dict:
     return given
 
 
-def _prepare_out(out: Path, resume: bool) -> None:
+def _check_run(args) -> None:
+    """The run settings, checked before any data is read or sampled (``fit`` checks them
+    again, with the same messages, for callers of the Python API)."""
+    for flag, value, low in (("--topics", args.topics, 1), ("--chains", args.chains, 1),
+                             ("--iterations", args.iterations, 1),
+                             ("--snapshots", args.snapshots, 0),
+                             ("--test-burnin", args.test_burnin, 0),
+                             ("--test-draws", args.test_draws, 1)):
+        if value < low:
+            raise ValueError(f"{flag} must be >= {low}, got {value}")
+    if args.burnin is not None and not 0 <= args.burnin < args.iterations:
+        raise ValueError(f"--burnin must lie in [0, --iterations={args.iterations}), "
+                         f"got {args.burnin}")
+
+
+def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a directory")
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise ValueError(f"--out {out} lies under {parent}, which is a file")
+
+
+def _prepare_out(out: Path, resume: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if resume:
         return
@@ -141,6 +162,8 @@ def run_fit(args) -> dict:
     entry = REGISTRY[args.model]
     options = _options(args, entry)
     entry.build(args.topics, **options)  # hyperparameter errors before any data is read
+    _check_run(args)
+    _check_out(Path(args.out))
     data = load_dataset(args.data, data_dir=args.data_dir, seed=args.seed)
     train, test, kind = data.train, data.test, data.task
     if args.multilabel:
@@ -152,6 +175,11 @@ def run_fit(args) -> dict:
         raise ValueError(f"--model {args.model} takes {' or '.join(entry.tasks)} data; "
                          f"{args.data!r} is {kind}{hint}")
     out = Path(args.out)
+    if args.check:
+        print(f"ok: {args.model} with {args.topics} topics on {data.name} ({kind}; train "
+              f"{train!r}, test {test!r}), {args.chains} chains x {args.iterations} iterations "
+              f"into {out}")
+        return {}
     _prepare_out(out, resume=args.checkpoint)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr))
     log(f"{data.name}: train D={train.num_docs} N={train.num_tokens} V={train.vocab_size}; "

@@ -161,14 +161,9 @@ class Prediction:
         return float(np.mean(predicted == truth))
 
 
-def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int = 10,
-                         lag: int = 1, seed: int = 0) -> np.ndarray:
-    """zbar draws of ``corpus``'s documents for every chain and snapshot of a fit.
-
-    The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``); documents with
-    no tokens get the prior's proportions (and a warning).
-    Returns float32 [C, I, J, D, K].
-    """
+def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
+    """zbar draws [J, D, K_ci] of ``corpus``'s documents for every chain c and snapshot i, in
+    the order (c, i); each from a test chain with that snapshot's topics fixed."""
     if tuple(corpus.vocabulary) != tuple(result.vocabulary):
         raise ValueError("the test corpus must be encoded in the training vocabulary; use "
                          "corpus.restrict_vocabulary(train.vocabulary)")
@@ -182,16 +177,26 @@ def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int
                       f"document {empty[0]}): none of their words is in the training "
                       "vocabulary, so their scores are the prior's, the same for all of them",
                       UserWarning, stacklevel=3)
-    out = []
     for c in range(result.num_chains):
-        per_chain = []
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
-            per_chain.append(result.model.test_proportions(
+            yield c, i, snap.chain(c), result.model.test_proportions(
                 snap.chain(c), corpus, num_burnin=num_burnin, num_draws=num_draws, lag=lag,
-                seed=host_seed))
-        out.append(per_chain)
-    return np.asarray(out, np.float32)
+                seed=host_seed)
+
+
+def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int = 10,
+                         lag: int = 1, seed: int = 0) -> np.ndarray:
+    """zbar draws of ``corpus``'s documents for every chain and snapshot of a fit.
+
+    The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``); documents with
+    no tokens get the prior's proportions (and a warning).
+    Returns float32 [C, I, J, D, K].
+    """
+    zbar = [z for *_, z in _test_chains(result, corpus, num_burnin=num_burnin,
+                                        num_draws=num_draws, lag=lag, seed=seed)]
+    return np.asarray(zbar, np.float32).reshape(
+        (result.num_chains, len(result.snapshots)) + zbar[0].shape)
 
 
 def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: int = 1,
@@ -203,13 +208,18 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
       corpus: test corpus in the training vocabulary.
       num_burnin, num_draws, lag: test chains' burn-in, kept draws and spacing.
       seed: seeds the test chains (with the fit's seed, chain and snapshot index).
+      keep_zbar: keep the test topic proportions in the prediction ([C, I, J, D, K]).
     Returns a :class:`Prediction`; ``prediction.metrics(test.labels)`` scores it.
     """
     if result.task is None:
         raise TypeError("an unsupervised model has no scores; use held_out_proportions")
-    zbar = held_out_proportions(result, corpus, num_burnin=num_burnin, num_draws=num_draws,
-                                lag=lag, seed=seed)
-    scores = np.asarray([[result.model.scores(snap.chain(c), zbar[c, i])
-                          for i, snap in enumerate(result.snapshots)]
-                         for c in range(result.num_chains)], np.float32)
-    return Prediction(scores, result.task, result.model.response, zbar if keep_zbar else None)
+    scores, kept = [], []
+    for _, _, snapshot, zbar in _test_chains(result, corpus, num_burnin=num_burnin,
+                                             num_draws=num_draws, lag=lag, seed=seed):
+        scores.append(result.model.scores(snapshot, zbar))
+        if keep_zbar:
+            kept.append(zbar)
+    shape = (result.num_chains, len(result.snapshots))
+    scores = np.asarray(scores, np.float32).reshape(shape + scores[0].shape)
+    zbar = np.asarray(kept, np.float32).reshape(shape + kept[0].shape) if keep_zbar else None
+    return Prediction(scores, result.task, result.model.response, zbar)
