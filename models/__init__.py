@@ -1,8 +1,9 @@
 """Model families: numpyro declarations, their samplers, tasks and the registry of names.
 
 The parametric family (``models.parametric``): LDA, gSLDA, Gibbs MedLDA (classification,
-regression, multi-task), Gaussian sLDA. Responses in Gaussian form (``models.responses``),
-tasks (``models.tasks``), and every named model (``models.registry.REGISTRY``).
+regression, multi-task), Gaussian sLDA. The mixture of unigrams (``models.unigram_mixture``):
+one topic per document. Responses in Gaussian form (``models.responses``), tasks
+(``models.tasks``), and every named model (``models.registry.REGISTRY``).
 """
 
 from topiczoo.models.gslda import gslda, gslda_multitask
@@ -13,7 +14,10 @@ from topiczoo.models.registry import REGISTRY, ModelEntry
 from topiczoo.models.slda_gaussian import slda_gaussian
 from topiczoo.models.supervised import supervised_lda_declaration
 from topiczoo.models.tasks import Task
+from topiczoo.models.unigram_mixture import (UnigramMixture, unigram_mixture,
+                                             unigram_mixture_declaration)
 
 __all__ = ["REGISTRY", "ModelEntry", "ParametricState", "Task", "TopicModel", "gslda",
            "gslda_multitask", "lda", "lda_declaration", "medlda", "medlda_multitask",
-           "medlda_regression", "slda_gaussian", "supervised_lda_declaration"]
+           "medlda_regression", "slda_gaussian", "supervised_lda_declaration", "UnigramMixture",
+           "unigram_mixture", "unigram_mixture_declaration"]

@@ -23,6 +23,7 @@ from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
 from topiczoo.models.slda_gaussian import slda_gaussian
+from topiczoo.models.unigram_mixture import unigram_mixture
 
 #: How an entry is run (see the module docstring).
 DRIVERS = ("gibbs", "one-vs-all", "two-step")
@@ -79,6 +80,8 @@ _BINARY = ("binary", "multilabel")
 #: Every named model, in the order README lists them.
 REGISTRY = {entry.name: entry for entry in (
     ModelEntry("lda", lda, "latent Dirichlet allocation (unsupervised)"),
+    ModelEntry("unigram-mixture", unigram_mixture,
+               "mixture of unigrams, one topic per document (unsupervised)"),
     ModelEntry("lda-svm", lda, "LDA, then a linear SVM on topic proportions (two-step baseline)",
                ("binary",), "two-step"),
     ModelEntry("gslda", gslda, "logistic sLDA with constant c, Polya-Gamma augmentation",
