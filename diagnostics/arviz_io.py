@@ -79,6 +79,8 @@ def _draws_dataset(draws: dict, iterations: np.ndarray, chains: np.ndarray) -> x
     data_vars = {}
     for name, array in draws.items():
         array = np.asarray(array)
+        if array.dtype.kind == "f":  # float32 monitors of large magnitude have coarse steps
+            array = array.astype(np.float64)
         data_vars[name] = (("chain", "draw") + _event_dims(name, array), array)
     iterations = np.asarray(iterations, np.int64)
     ds = xr.Dataset(data_vars, coords={
@@ -110,8 +112,10 @@ def _run_attrs(result) -> dict:
         "arviz_version": _version("arviz"),
         "inference_library": "numpyro",
         "inference_library_version": _version("numpyro"),
-        "sampler": str(getattr(result, "sampler", "exact")),
+        "sampler": str(result.sampler),
     }
+    if result.label_invariant:  # the monitors the sampler declared label-invariant
+        attrs["label_invariant"] = ",".join(result.label_invariant)
     # the model's own facts (name, K, hyperparameters, response and its constants)
     attrs.update({k: _attr_value(v) for k, v in result.model.describe().items()
                   if v is not None})

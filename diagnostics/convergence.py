@@ -41,12 +41,15 @@ class DiagnosticUnavailable(ValueError):
 
 
 def default_var_names(tree: xr.DataTree, group: str = "posterior") -> list:
-    """The label-invariant monitors present in ``tree[group]``, in :data:`LABEL_INVARIANT`
-    order."""
+    """The label-invariant monitors present in ``tree[group]``: those the fit's sampler
+    declared (the tree's ``label_invariant`` attribute), else :data:`LABEL_INVARIANT`, in
+    that order."""
     if group not in tree.children:
         return []
     present = tree[group].data_vars
-    return [name for name in LABEL_INVARIANT if name in present]
+    declared = tree.attrs.get("label_invariant")
+    names = declared.split(",") if declared else LABEL_INVARIANT
+    return [name for name in names if name in present]
 
 
 def _select(tree: xr.DataTree, var_names, group: str) -> xr.Dataset:

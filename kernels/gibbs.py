@@ -28,6 +28,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpyro.infer.initialization  # noqa: F401  arviz_base.from_numpyro reads it as an attribute
 from numpyro.infer.mcmc import MCMCKernel
 
 
@@ -52,7 +53,13 @@ class Sampler(NamedTuple):
     name: what ``fit(..., sampler=name)`` calls it; init: ``(key, data) -> state``;
     blocks: tuple of ``(key, state, data) -> state``; monitors: ``(state, data) -> dict`` of
     per-draw quantities (collected by numpyro); snapshot: ``(state) -> dict`` of the global
-    arrays kept for prediction (numpy-convertible, one chain).
+    arrays kept for prediction (numpy-convertible, one chain); label_invariant: the names of
+    the monitors whose value does not depend on how topics are labelled (comparable across
+    chains: the ones R-hat, ESS and the convergence plots use).
+
+    Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
+    V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
+    one compiled step.
     """
 
     name: str
@@ -60,6 +67,7 @@ class Sampler(NamedTuple):
     blocks: tuple
     monitors: Callable
     snapshot: Callable
+    label_invariant: tuple = ()
 
 
 class ChainState(NamedTuple):

@@ -196,6 +196,11 @@ class TopicModel:
         return np.einsum("tk,jdk->jtd", snapshot["eta"], zbar)
 
 
+#: The monitors of the parametric family that do not depend on the topics' labels.
+LABEL_INVARIANT = ("log_likelihood", "eta_norm", "train_loss", "train_accuracy",
+                   "residual_norm", "train_mse", "omega_mean_abs", "augmentation_mean")
+
+
 def _gaussian_form(model, state, data):
     if model.response is None:
         empty = jnp.zeros((0, data.doc_offsets.shape[0] - 1), jnp.float32)
@@ -266,4 +271,4 @@ def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None) -> Sam
 
     blocks = (eta_block, topics_block, augmentation_block) if response is not None \
         else (topics_block,)
-    return Sampler("exact", init, blocks, monitors, snapshot)
+    return Sampler("exact", init, blocks, monitors, snapshot, LABEL_INVARIANT)

@@ -348,4 +348,5 @@ def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
     def snapshot(state) -> dict:
         return {"n_wk": state.n_wk, "n_k": state.n_k, "m_k": state.m_k}
 
-    return Sampler("exact", init, (documents_block,), monitors, snapshot)
+    return Sampler("exact", init, (documents_block,), monitors, snapshot,
+                   ("log_likelihood", "occupied_topics"))

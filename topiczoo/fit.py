@@ -106,6 +106,7 @@ class FitResult:
     draw_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     snapshots: list = field(default_factory=list)
     state: ChainState | None = None
+    label_invariant: tuple = ()
     train_seconds: float = 0.0
     num_tokens: int = 0
     sample_stats: dict = field(default_factory=dict)
@@ -271,6 +272,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
                     thinning=int(thinning))
     fresh = FitResult(model, tuple(corpus.vocabulary), int(num_chains), num_burnin,
                       int(thinning), int(seed), sampler, task, schedule,
+                      label_invariant=tuple(kernel.sampler.label_invariant),
                       num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
     result = fresh
     if checkpoint is not None and os.path.exists(checkpoint):
@@ -344,11 +346,9 @@ def _progress_log(result, total):
 
 def _progress_line(result, end, total, draws, seconds_per_iteration):
     parts = [f"iteration {end}/{total}"]
-    for name, fmt in (("log_likelihood", "{:.4g}"), ("train_accuracy", "{:.3f}"),
-                      ("train_loss", "{:.4g}"), ("residual_norm", "{:.4g}"),
-                      ("eta_norm", "{:.3g}")):
-        if name in draws:
-            parts.append(f"{name} " + fmt.format(float(np.mean(draws[name][:, -1]))))
+    scalars = [n for n in result.label_invariant if n in draws and draws[n].ndim == 2]
+    for name in scalars[:5]:  # the chains' mean of the last draw
+        parts.append(f"{name} {float(np.mean(draws[name][:, -1])):.4g}")
     parts.append(f"{result.token_iterations_per_second / 1e6:.2f} M token-it/s")
     if end < total and seconds_per_iteration is not None:
         parts.append(f"about {_duration(seconds_per_iteration * (total - end))} left")
