@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _harness import ensure_dir, restore_args
+from _harness import ensure_dir, log, restore_args
 from topiczoo.diagnostics import save_datatree, to_datatree, write_report
 from topiczoo.fit import fit
 from topiczoo.predict import Prediction, predict
@@ -108,10 +109,30 @@ def num_models(prediction: Prediction) -> int:
     return int(prediction.scores.shape[0] * prediction.scores.shape[1])
 
 
-def write_run_report(result, T: int, summary: dict, out: Path) -> None:
-    """A ``topiczoo diagnose`` report of one run with burn-in T/2 in ``out``: its tree
-    (``posterior.nc``, without the test scores, to stay small), ``summary.json`` and
-    ``write_report``'s report and figures."""
+def log_seed(row, by_length, describe) -> None:
+    """One line on stderr per finished seed: timings and ``describe(T, metrics)`` for each T."""
+    log(f"seed {row['seed']}: train {row['train_seconds']:.0f} s, predict "
+        f"{row['predict_seconds']:.0f} s; "
+        + "; ".join(f"T={T}: " + describe(T, a) for T, a in by_length.items()))
+
+
+def write_run_report(result, data, args, row, out: Path, *, model: str, hyperparameters: dict,
+                     metrics: dict, what: str) -> None:
+    """A ``topiczoo diagnose`` report of one run with burn-in = half the run in ``out``: its
+    tree (``posterior.nc``, without the test scores, to stay small), ``summary.json`` (the
+    run, its test ``metrics`` at the longest T, and a note: ``what`` was measured, from which
+    snapshots and test chains) and ``write_report``'s report and figures."""
+    T = max(args.lengths)
+    summary = {"model": model, "data": data.name, "topics": args.topics,
+               "chains": args.chains, "iterations": T, "burnin": T // 2, "seed": row["seed"],
+               "hyperparameters": hyperparameters, **metrics,
+               "train_seconds": row["train_seconds"],
+               "predict_seconds": row["predict_seconds"],
+               "token_iterations_per_second": result.token_iterations_per_second,
+               "note": f"written by studies/{Path(sys.argv[0]).name}; {what} from the "
+                       f"snapshots every {args.lag} iterations in the second half "
+                       f"(iterations {T // 2 + args.lag}-{T}), B_TE = {args.test_burnin}, "
+                       f"J = {args.test_draws}"}
     view = dataclasses.replace(result, num_burnin=T // 2, snapshots=[])
     ensure_dir(out)
     save_datatree(to_datatree(view), out / "posterior.nc")

@@ -40,7 +40,7 @@ single_thread()
 import numpy as np  # noqa: E402
 
 import _averaging as av  # noqa: E402
-from _harness import (command_line, ensure_dir, log, mean_sd, parser, pyplot,  # noqa: E402
+from _harness import (command_line, ensure_dir, mean_sd, parser, pyplot,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.models import gslda  # noqa: E402
@@ -72,35 +72,16 @@ def run_seed(data, seed, args, report_dir=None) -> dict:
     by_length = {int(T): accuracies(prediction, snapshot_iters, T, y) for T in args.lengths}
     row.update(final_train_accuracy=float(np.mean(result.draws["train_accuracy"][:, -1])),
                accuracy=by_length)
-    log(f"seed {seed}: train {row['train_seconds']:.0f} s, predict "
-        f"{row['predict_seconds']:.0f} s; "
-        + "; ".join(f"T={T}: " + " ".join(f"{s} {a[s]:.3f}" for s in MAIN)
-                    for T, a in by_length.items()))
-    if report_dir is not None:
-        write_run_report(result, data, by_length, args, row, report_dir)
+    av.log_seed(row, by_length, lambda T, a: " ".join(f"{s} {a[s]:.3f}" for s in MAIN))
+    if report_dir is not None:  # the T = max row of the study goes into summary.json
+        acc = by_length[max(args.lengths)]
+        av.write_run_report(
+            result, data, args, row, report_dir, model="gslda",
+            hyperparameters={"alpha": 1.0, "beta": 0.01, "nu2": 1.0, "c": args.c},
+            metrics={"test_accuracy": acc["ma"], "average": "ma",
+                     "test_accuracy_by_strategy": {s: acc[s] for s in STRATEGIES}},
+            what="accuracies")
     return row
-
-
-def write_run_report(result, data, by_length, args, row, out):
-    """A ``topiczoo diagnose`` report of one run, burn-in = half the run. The accuracies
-    (the T = max row of the study) go into summary.json; the test scores are left out of
-    posterior.nc to keep it small (4 chains x 40 snapshots x 10 draws x 569 documents would
-    be 3.6 MB)."""
-    T = max(args.lengths)
-    acc = by_length[T]
-    summary = {"model": "gslda", "data": data.name, "topics": args.topics,
-               "chains": args.chains, "iterations": T, "burnin": T // 2, "seed": row["seed"],
-               "hyperparameters": {"alpha": 1.0, "beta": 0.01, "nu2": 1.0, "c": args.c},
-               "test_accuracy": acc["ma"], "average": "ma",
-               "test_accuracy_by_strategy": {s: acc[s] for s in STRATEGIES},
-               "train_seconds": row["train_seconds"],
-               "predict_seconds": row["predict_seconds"],
-               "token_iterations_per_second": result.token_iterations_per_second,
-               "note": f"written by studies/{Path(__file__).name}; accuracies from the "
-                       f"snapshots every {args.lag} iterations in the second half "
-                       f"(iterations {T // 2 + args.lag}-{T}), B_TE = {args.test_burnin}, "
-                       f"J = {args.test_draws}"}
-    av.write_run_report(result, T, summary, out)
 
 
 def aggregate(rows, lengths) -> dict:

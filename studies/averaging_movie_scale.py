@@ -82,38 +82,20 @@ def run_seed(data, seed, args, report_dir=None) -> dict:
                final_s2=float(np.mean(result.draws["augmentation_mean"][:, -1])),
                final_eta_norm=[float(v) for v in result.draws["eta_norm"][:, -1]],
                metrics=by_length)
-    log(f"seed {seed}: train {row['train_seconds']:.0f} s, predict "
-        f"{row['predict_seconds']:.0f} s; "
-        + "; ".join(f"T={T}: R2 " + " ".join(f"{s} {a['r2'][s]:.3f}" for s in MAIN)
-                    for T, a in by_length.items()))
-    if report_dir is not None:
-        write_run_report(result, data, by_length, args, row, report_dir)
+    av.log_seed(row, by_length,
+                lambda T, a: "R2 " + " ".join(f"{s} {a['r2'][s]:.3f}" for s in MAIN))
+    if report_dir is not None:  # the T = max row; the report's own table is for accuracies
+        m = by_length[max(args.lengths)]
+        av.write_run_report(
+            result, data, args, row, report_dir, model="slda-gaussian",
+            hyperparameters={"alpha": 1.0, "beta": 0.01, "nu2": args.nu2,
+                             "s2": "learned, IG(1, 0.01)"},
+            metrics={"test_mse_by_strategy": {s: m["mse"][s] for s in STRATEGIES},
+                     "test_r2_by_strategy": {s: m["r2"][s] for s in STRATEGIES}},
+            what="regression: test predictive R^2 by strategy (SF/SA/MF/MA) = "
+                 + " / ".join(f"{m['r2'][s]:.4f}" for s in STRATEGIES)
+                 + ", MSE = " + " / ".join(f"{m['mse'][s]:.5f}" for s in STRATEGIES) + ",")
     return row
-
-
-def write_run_report(result, data, by_length, args, row, out):
-    """A ``topiczoo diagnose`` report of one run, burn-in = half the run; the test MSE / R^2
-    go into the note (the report's own strategy table is for accuracies); the test scores are
-    left out of posterior.nc to keep it small."""
-    T = max(args.lengths)
-    m = by_length[T]
-    summary = {"model": "slda-gaussian", "data": data.name, "topics": args.topics,
-               "chains": args.chains, "iterations": T, "burnin": T // 2, "seed": row["seed"],
-               "hyperparameters": {"alpha": 1.0, "beta": 0.01, "nu2": args.nu2,
-                                   "s2": "learned, IG(1, 0.01)"},
-               "test_mse_by_strategy": {s: m["mse"][s] for s in STRATEGIES},
-               "test_r2_by_strategy": {s: m["r2"][s] for s in STRATEGIES},
-               "train_seconds": row["train_seconds"],
-               "predict_seconds": row["predict_seconds"],
-               "token_iterations_per_second": result.token_iterations_per_second,
-               "note": f"written by studies/{Path(__file__).name}; regression: test predictive "
-                       "R^2 by strategy (SF/SA/MF/MA) = "
-                       + " / ".join(f"{m['r2'][s]:.4f}" for s in STRATEGIES)
-                       + ", MSE = " + " / ".join(f"{m['mse'][s]:.5f}" for s in STRATEGIES)
-                       + f", from the snapshots every {args.lag} iterations in the second half "
-                       f"(iterations {T // 2 + args.lag}-{T}), B_TE = {args.test_burnin}, "
-                       f"J = {args.test_draws}"}
-    av.write_run_report(result, T, summary, out)
 
 
 def aggregate(rows, lengths) -> dict:
