@@ -74,8 +74,18 @@ def _portable(path) -> str:
 
 
 def command_line(script: str) -> str:
-    """How the study was called: ``python studies/NAME.py ARGS``."""
-    return " ".join(["python", f"studies/{Path(script).name}", *sys.argv[1:]])
+    """How the study was called: ``python studies/NAME.py ARGS``, less ``--data-dir`` (a
+    machine's path, not part of the result)."""
+    argv, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg.startswith("--data-dir="):
+            skip = False
+            continue
+        if arg == "--data-dir":
+            skip = True
+            continue
+        argv.append(arg)
+    return " ".join(["python", f"studies/{Path(script).name}", *argv])
 
 
 def saved_args(args) -> dict:
