@@ -31,7 +31,8 @@ Excluding compilation and initialisation
   token and word (``num_words``, ``len(used_vocabs)`` and the per-document word multisets).
 
 ``--profile [K]`` (K = 50 if omitted) breaks one of our iterations into its parts: each Gibbs
-block of ``topiczoo.kernels.gibbs.BLOCKS`` and ``monitors`` is jitted on its own and timed
+block of the model's sampler (``GibbsKernel(...).sampler.blocks``) and its ``monitors`` is
+jitted on its own and timed
 repeatedly on a state taken after a short burn-in; the topic block is further split into the
 numba sweep itself (called directly, without ``jax.pure_callback``), its supervised factor
 (the same sweep with no response) and the callback/copy overhead.
@@ -110,7 +111,7 @@ import numpy as np  # noqa: E402
 from numpyro.infer import MCMC  # noqa: E402
 
 from topiczoo.datasets import load_dataset  # noqa: E402
-from topiczoo.kernels.gibbs import BLOCKS, GibbsKernel, corpus_data, monitors  # noqa: E402
+from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import gslda, medlda  # noqa: E402
 
 
@@ -164,12 +165,13 @@ class Ours:
 
     def __init__(self, args, corpus, num_topics):
         self.model = build_model(args, num_topics)
-        self.data = corpus_data(corpus, self.model.response)
+        self.task = self.model.task_of(corpus)
+        self.data = self.model.corpus_data(corpus, self.task)
         self.vocab_size = corpus.vocab_size
         self.seed = args.seed
 
     def run(self, num_samples, seed):
-        mcmc = MCMC(GibbsKernel(self.model, self.vocab_size), num_warmup=0,
+        mcmc = MCMC(GibbsKernel(self.model, self.vocab_size, task=self.task), num_warmup=0,
                     num_samples=num_samples, num_chains=1, progress_bar=False,
                     jit_model_args=True)
         with Timer() as t:
@@ -329,27 +331,29 @@ def profile(args, ds, num_topics):
     corpus = ds.train
     n_tokens = corpus.num_tokens
     model = build_model(args, num_topics)
-    data = corpus_data(corpus, model.response)
-    kernel = GibbsKernel(model, corpus.vocab_size)
-    state = kernel.init(jax.random.PRNGKey(args.seed), 0, None, (data,), {})
+    task = model.task_of(corpus)
+    data = model.corpus_data(corpus, task)
+    kernel = GibbsKernel(model, corpus.vocab_size, task=task)
+    chain = kernel.init(jax.random.PRNGKey(args.seed), 0, None, (data,), {})  # ChainState
     sample = jax.jit(lambda s, d: kernel.sample(s, (d,), {}))
     for _ in range(args.profile_burnin):
-        state = sample(state, data)
-    state = jax.block_until_ready(state)
+        chain = sample(chain, data)
+    chain = jax.block_until_ready(chain)
+    state = chain.state  # the family's state: ParametricState(topics, eta, augmentation)
     key = jax.random.PRNGKey(args.seed + 12345)
 
     parts = {}
-    for name in model.blocks:
-        block = BLOCKS[name]
-        fn = jax.jit(lambda k, s, d, block=block: block(kernel, k, s, d))
+    for block in kernel.sampler.blocks:  # eta_block, topics_block, augmentation_block
+        name = block.__name__.removesuffix("_block")
+        fn = jax.jit(lambda k, s, d, block=block: block(k, s, d))
         parts[f"block '{name}'"] = _time_calls(
             lambda fn=fn: jax.block_until_ready(fn(key, state, data)), args.profile_calls)
-    mon = jax.jit(lambda s, d: monitors(model, s, d))
+    mon = jax.jit(kernel.sampler.monitors)
     parts["monitors"] = _time_calls(lambda: jax.block_until_ready(mon(state, data)),
                                     args.profile_calls)
     total_parts = sum(v[1] for v in parts.values())
     parts["kernel.sample (all, jitted)"] = _time_calls(
-        lambda: jax.block_until_ready(sample(state, data)), args.profile_calls)
+        lambda: jax.block_until_ready(sample(chain, data)), args.profile_calls)
 
     # inside the topic block: the numba sweep without the callback, with and without response
     detail = {}
@@ -357,7 +361,7 @@ def profile(args, ds, num_topics):
         from jax.scipy.special import gammaln
 
         from topiczoo.kernels import topics as topics_mod
-        from topiczoo.kernels.gibbs import collapsed_log_likelihood
+        from topiczoo.kernels.topics import collapsed_log_likelihood
 
         sweep = topics_mod._collapsed_sweep
         if model.response is not None:

@@ -101,6 +101,8 @@ def parse_args(argv=None):
                    help="output stem: a name in benchmarks/results or a path (default "
                         "regression_movie_scale[.shdp][.tuning])")
     p.add_argument("--blas-threads", type=int, default=1)
+    p.add_argument("--data-dir", default=None,
+                   help="folder holding movie_scale/ (default: topiczoo's find_data_dir)")
     args = p.parse_args(argv)
     args.center_set = set() if args.center in ("", "none") else set(args.center.split(","))
     bad = args.center_set - set(METHODS) - {"tomotopy"}
@@ -160,10 +162,10 @@ def run_ours(kind, num_topics, train, test, *, iterations, chains, seed, center,
             "predict_seconds": predict_seconds,
             "final_train_mse": float(np.mean(post["train_mse"][:, -1])) if "train_mse" in post
             else None,
-            "eta_mean_last": float(np.mean(fitted.state.eta)),
+            "eta_mean_last": float(np.mean(fitted.state.state.eta)),
             "center": center, "shift": shift}
     if kind == "slda":
-        aug = np.asarray(fitted.state.augmentation)
+        aug = np.asarray(fitted.state.state.augmentation)  # [C, T=1, D]: s2 per document
         info["s2_last"] = [float(v) for v in aug.reshape(chains, -1)[:, 0]]
     return yhat, info
 
@@ -425,7 +427,8 @@ def main(args):
 
     started = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     command = "python benchmarks/regression_movie_scale.py " + " ".join(sys.argv[1:])
-    folds = load_folds("movie-scale", num_folds=5, seed=0, preprocessing=args.preprocessing)
+    folds = load_folds("movie-scale", num_folds=5, seed=0, preprocessing=args.preprocessing,
+                       data_dir=args.data_dir)
     log(f"regression_movie_scale  {started}")
     log(f"command: {command}")
     log(f"data: load_folds('movie-scale', num_folds=5, seed=0, "
@@ -437,7 +440,7 @@ def main(args):
            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                        "load_average_start": os.getloadavg()},
            "settings": {k: (sorted(v) if isinstance(v, set) else v)
-                        for k, v in vars(args).items()}}
+                        for k, v in vars(args).items() if k != "data_dir"}}
     tic = time.perf_counter()
     if args.tune:
         out["tuning"] = tune(args, folds, log)

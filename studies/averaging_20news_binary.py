@@ -30,116 +30,69 @@ diagnostics report of the run (``studies/results/run_seed0/report.md``, burn-in 
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
-import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from _harness import single_thread
 
-from topiczoo.datasets import load_dataset
-from topiczoo.diagnostics import save_datatree, to_datatree, write_report
-from topiczoo.fit import fit
-from topiczoo.models import gslda
-from topiczoo.predict import STRATEGIES, Prediction, predict
+single_thread()
 
-HERE = Path(__file__).resolve().parent
-MAIN = ("sf", "sa", "mf", "ma")
+import numpy as np  # noqa: E402
+
+import _averaging as av  # noqa: E402
+from _harness import (command_line, ensure_dir, mean_sd, parser, pyplot,  # noqa: E402
+                      save_figure, saved_args, write_json, write_outputs)
+from topiczoo.datasets import load_dataset  # noqa: E402
+from topiczoo.models import gslda  # noqa: E402
+from topiczoo.predict import STRATEGIES  # noqa: E402
+
+MAIN = av.MAIN
 EXTRA = ("sf_each", "sa_each", "ma_chain0", "ma_last", "ma_prob")
-LABELS = {"sf": "SF (single final)", "sa": "SA (single average)",
-          "mf": "MF (multiple final)", "ma": "MA (multiple average)"}
 
 
-def accuracies(scores, snapshot_iters, T, response, y) -> dict:
+def accuracies(prediction, snapshot_iters, T, y) -> dict:
     """Accuracy of every strategy for training length T from the full score array."""
-    keep = np.flatnonzero((snapshot_iters > T / 2) & (snapshot_iters <= T))
-    assert snapshot_iters[keep[-1]] == T, (T, snapshot_iters)
-    pred = Prediction(scores[:, keep], response)
+    pred = av.at_length(prediction, snapshot_iters, T)
     out = {s: pred.accuracy(y, s) for s in STRATEGIES}
-    num_chains = scores.shape[0]
+    num_chains = pred.scores.shape[0]
     for s in ("sf", "sa"):
-        out[f"{s}_each"] = float(np.mean([
-            Prediction(scores[[c]][:, keep], response).accuracy(y, s)
-            for c in range(num_chains)]))
-    out["ma_chain0"] = Prediction(scores[[0]][:, keep], response).accuracy(y, "ma")
-    out["ma_last"] = Prediction(scores[:, keep[-1:]], response).accuracy(y, "ma")
+        out[f"{s}_each"] = float(np.mean([av.one_chain(pred, c).accuracy(y, s)
+                                          for c in range(num_chains)]))
+    out["ma_chain0"] = av.one_chain(pred, 0).accuracy(y, "ma")
+    out["ma_last"] = av.last_snapshot(pred).accuracy(y, "ma")
     out["ma_prob"] = pred.accuracy(y, "ma", average="probabilities")
-    out["num_models"] = int(num_chains * len(keep))
+    out["num_models"] = av.num_models(pred)
     return out
 
 
 def run_seed(data, seed, args, report_dir=None) -> dict:
     model = gslda(args.topics, c=args.c, alpha=1.0, beta=0.01, nu2=1.0)
-    tic = time.perf_counter()
-    result = fit(model, data.train, num_chains=args.chains, num_iterations=max(args.lengths),
-                 num_burnin=0, snapshot_lag=args.lag, chunk=50, seed=seed, progress=False)
-    train_seconds = time.perf_counter() - tic
-    tic = time.perf_counter()
-    prediction = predict(result, data.test, num_burnin=args.test_burnin,
-                         num_draws=args.test_draws, lag=1, seed=seed)
-    predict_seconds = time.perf_counter() - tic
-    snapshot_iters = np.array([s.iteration for s in result.snapshots])
+    result, prediction, snapshot_iters, row = av.fit_and_score(model, data, seed, args)
     y = data.test.labels
-    by_length = {int(T): accuracies(prediction.scores, snapshot_iters, T, model.response, y)
-                 for T in args.lengths}
-    tpi = result.sample_stats["time_per_iteration"][0]
-    chunk_values = tpi[np.r_[True, np.diff(tpi) != 0]]
-    row = {"seed": seed, "train_seconds": train_seconds, "predict_seconds": predict_seconds,
-           "num_snapshots": len(snapshot_iters),
-           "seconds_per_iteration_median": float(np.median(chunk_values[1:])),
-           "seconds_per_iteration_first_chunk": float(chunk_values[0]),
-           "final_train_accuracy": float(np.mean(result.draws["train_accuracy"][:, -1])),
-           "accuracy": by_length}
-    print(f"seed {seed}: train {train_seconds:.0f} s, predict {predict_seconds:.0f} s; "
-          + "; ".join(f"T={T}: " + " ".join(f"{s} {a[s]:.3f}" for s in MAIN)
-                      for T, a in by_length.items()), file=sys.stderr, flush=True)
-    if report_dir is not None:
-        write_run_report(result, data, by_length, args, seed, train_seconds, predict_seconds,
-                         report_dir)
+    by_length = {int(T): accuracies(prediction, snapshot_iters, T, y) for T in args.lengths}
+    row.update(final_train_accuracy=float(np.mean(result.draws["train_accuracy"][:, -1])),
+               accuracy=by_length)
+    av.log_seed(row, by_length, lambda T, a: " ".join(f"{s} {a[s]:.3f}" for s in MAIN))
+    if report_dir is not None:  # the T = max row of the study goes into summary.json
+        acc = by_length[max(args.lengths)]
+        av.write_run_report(
+            result, data, args, row, report_dir, model="gslda",
+            hyperparameters={"alpha": 1.0, "beta": 0.01, "nu2": 1.0, "c": args.c},
+            metrics={"test_accuracy": acc["ma"], "average": "ma",
+                     "test_accuracy_by_strategy": {s: acc[s] for s in STRATEGIES}},
+            what="accuracies")
     return row
 
 
-def write_run_report(result, data, by_length, args, seed, train_seconds, predict_seconds,
-                     out):
-    """A ``topiczoo diagnose`` report of one run, burn-in = half the run. The accuracies
-    (the T = max row of the study) go into summary.json; the test scores are left out of
-    posterior.nc to keep it small (4 chains x 40 snapshots x 10 draws x 569 documents would
-    be 3.6 MB)."""
-    T = max(args.lengths)
-    view = dataclasses.replace(result, num_burnin=T // 2, snapshots=[])
-    out.mkdir(parents=True, exist_ok=True)
-    save_datatree(to_datatree(view), out / "posterior.nc")
-    acc = by_length[T]
-    summary = {"model": "gslda", "data": data.name, "topics": args.topics,
-               "chains": args.chains, "iterations": T, "burnin": T // 2, "seed": seed,
-               "hyperparameters": {"alpha": 1.0, "beta": 0.01, "nu2": 1.0, "c": args.c},
-               "test_accuracy": acc["ma"], "average": "ma",
-               "test_accuracy_by_strategy": {s: acc[s] for s in STRATEGIES},
-               "train_seconds": train_seconds, "predict_seconds": predict_seconds,
-               "token_iterations_per_second": result.token_iterations_per_second,
-               "note": f"written by studies/{Path(__file__).name}; accuracies from the "
-                       f"snapshots every {args.lag} iterations in the second half "
-                       f"(iterations {T // 2 + args.lag}-{T}), B_TE = {args.test_burnin}, "
-                       f"J = {args.test_draws}"}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    write_report(out)
-
-
 def aggregate(rows, lengths) -> dict:
-    keys = MAIN + EXTRA
     table = {}
     for T in lengths:
-        values = {k: np.array([r["accuracy"][T][k] for r in rows]) for k in keys}
-        table[T] = {k: (float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0)
-                    for k, v in values.items()}
+        values = {k: np.array([r["accuracy"][T][k] for r in rows]) for k in MAIN + EXTRA}
+        table[T] = {k: mean_sd(v) for k, v in values.items()}
         table[T]["num_models"] = rows[0]["accuracy"][T]["num_models"]
         for k in ("mf", "ma"):  # paired differences to the single-chain strategies
             for base in ("sf", "sa"):
-                d = values[k] - values[base]
-                table[T][f"{k}-{base}"] = (float(d.mean()),
-                                           float(d.std(ddof=1)) if len(d) > 1 else 0.0)
+                table[T][f"{k}-{base}"] = mean_sd(values[k] - values[base])
     return table
 
 
@@ -190,43 +143,16 @@ def markdown(rows, table, args, wall) -> str:
     return "\n".join(lines)
 
 
-def figure(table, rows, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def figure(table, rows, args, path):
+    plt = pyplot()
     lengths = np.array(list(table))
     n = len(rows)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
-    styles = {"sf": ("C0", "o", "--"), "sa": ("C1", "s", "--"), "mf": ("C2", "^", "-"),
-              "ma": ("C3", "D", "-")}
-    dodge = {k: 2.0 ** (0.035 * (i - 1.5)) for i, k in enumerate(MAIN)}  # x offsets, log axis
-    for k in MAIN:
-        color, marker, ls = styles[k]
-        mean = np.array([table[T][k][0] for T in lengths])
-        sd = np.array([table[T][k][1] for T in lengths])
-        axes[0].errorbar(lengths * dodge[k], mean, yerr=sd if n > 1 else None, color=color,
-                         marker=marker, linestyle=ls, capsize=3, linewidth=1.6,
-                         elinewidth=1.0, label=LABELS[k])
-    for k, base, color, marker in (("mf", "sf", "C2", "^"), ("ma", "sa", "C3", "D")):
-        d = np.array([table[T][f"{k}-{base}"][0] for T in lengths])
-        dsd = np.array([table[T][f"{k}-{base}"][1] for T in lengths])
-        axes[1].errorbar(lengths * dodge[k], d, yerr=dsd if n > 1 else None, color=color,
-                         marker=marker, capsize=3, linewidth=1.6, elinewidth=1.0,
-                         label=f"{k.upper()} - {base.upper()}")
-        if n > 1:  # each seed's paired difference, faint
-            for r in rows:
-                per = [r["accuracy"][T][k] - r["accuracy"][T][base] for T in lengths]
-                axes[1].plot(lengths * dodge[k], per, color=color, alpha=0.25, linewidth=0.8,
-                             marker=marker, markersize=3)
-    axes[1].axhline(0, color="0.3", linewidth=0.9)
+    av.plot_strategies(axes[0], lengths, lambda T, k: table[T][k], n)
+    av.plot_paired(axes[1], lengths, lambda T, k: table[T][k], rows,
+                   lambda r, T, k: r["accuracy"][T][k])
     for ax in axes:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(lengths)
-        ax.set_xticklabels([str(T) for T in lengths])
-        ax.set_xlabel("training iterations T (burn-in T/2)")
-        ax.grid(alpha=0.3)
+        av.lengths_axis(ax, lengths)
     axes[0].set_ylabel("test accuracy")
     axes[0].set_title("Test accuracy by averaging strategy")
     low, high = axes[0].get_ylim()
@@ -236,58 +162,39 @@ def figure(table, rows, path):
     axes[1].set_title("Multiple minus single (faint: each seed)")
     axes[1].legend(fontsize="small", loc="best")
     sd_note = f"mean +- sd over {n} seeds" if n > 1 else "one seed"
-    fig.suptitle(f"gSLDA (c=25, K=20) on 20news-binary, 4 chains, {sd_note}")
+    fig.suptitle(f"gSLDA (c={args.c:g}, K={args.topics}) on 20news-binary, "
+                 f"{args.chains} chains, {sd_note}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[25, 50, 100, 200, 400])
-    parser.add_argument("--lag", type=int, default=5, help="L_TR: snapshot every LAG iterations")
-    parser.add_argument("--topics", type=int, default=20)
-    parser.add_argument("--c", type=float, default=25.0)
-    parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--test-burnin", type=int, default=20)
-    parser.add_argument("--test-draws", type=int, default=10)
-    parser.add_argument("--out", default=str(HERE / "results"))
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--replot", action="store_true",
-                        help="only rewrite the .md and .png from the .json of a previous run")
-    args = parser.parse_args()
+    p = parser(__doc__, topics=20, test_burnin=20, test_draws=10, replot=True)
+    av.add_arguments(p)
+    p.add_argument("--c", type=float, default=25.0)
+    args = p.parse_args()
     stem = Path(args.out) / "averaging_20news_binary"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        for key, value in saved["args"].items():
-            if key not in ("out", "replot"):
-                setattr(args, key, value)
-        rows = saved["runs"]
-        for r in rows:
-            r["accuracy"] = {int(T): a for T, a in r["accuracy"].items()}
+        rows, wall = av.load_runs(stem, args, "accuracy")
         table = aggregate(rows, args.lengths)
-        stem.with_suffix(".md").write_text(markdown(rows, table, args, saved["wall_seconds"]))
-        figure(table, rows, stem.with_suffix(".png"))
+        write_outputs(stem, markdown(rows, table, args, wall),
+                      lambda path: figure(table, rows, args, path))
         return
-    if any(T % args.lag for T in args.lengths):
-        parser.error("every training length must be a multiple of --lag")
-    args.lengths = sorted(args.lengths)
+    av.check_lengths(p, args)
 
     wall = time.perf_counter()
     data = load_dataset("20news-binary", data_dir=args.data_dir)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_dir(args.out)
     rows = [run_seed(data, seed, args, out / f"run_seed{seed}" if i == 0 else None)
             for i, seed in enumerate(args.seeds)]
     wall = time.perf_counter() - wall
     table = aggregate(rows, args.lengths)
-    (stem.with_suffix(".json")).write_text(json.dumps(
-        {"command": " ".join(sys.argv), "args": vars(args), "wall_seconds": wall,
-         "runs": rows, "table": {str(T): v for T, v in table.items()}}, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(rows, table, args, wall))
-    figure(table, rows, stem.with_suffix(".png"))
-    print(stem.with_suffix(".md").read_text())
+    write_json(stem.with_suffix(".json"),
+               {"command": command_line(__file__), "args": saved_args(args),
+                "wall_seconds": wall, "runs": rows,
+                "table": {str(T): v for T, v in table.items()}}, indent=1)
+    write_outputs(stem, markdown(rows, table, args, wall),
+                  lambda path: figure(table, rows, args, path))
 
 
 if __name__ == "__main__":

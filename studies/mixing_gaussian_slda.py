@@ -13,8 +13,10 @@ movie-scale (4,005 training documents), 4 chains, 500 iterations, in two start s
   differ in the random Z only, and every random Z gives every document nearly uniform topic
   proportions: four draws from one narrow start distribution, not an overdispersed start.
 * ``overdispersed``: a different kind of start per chain, given to ``fit`` through its
-  checkpoint mechanism (a :class:`FitResult` at iteration 0 holding the chosen states, written
-  with ``save_checkpoint``; ``fit(checkpoint=...)`` resumes from it; no package code touched):
+  checkpoint mechanism (a :class:`FitResult` at iteration 0 whose ``ChainState`` holds the
+  chosen ``ParametricState`` of every chain, written with ``save_checkpoint`` as ``.npz``;
+  ``fit(checkpoint=...)`` resumes from it; no package code touched; ``fit`` has no public way
+  to start from given states):
   chain 0 uniformly random Z, s2 = 1 (as ``default``); chain 1 "rating bands": all tokens of
   document d in topic floor(K rank(y_d) / D), so topics start sorted by rating, s2 = 0.001;
   chain 2 "one topic per document", drawn at random, s2 = 0.1; chain 3 "word partition": each
@@ -34,33 +36,29 @@ the traces), ``mixing_gaussian_slda_<setting>_grb.png`` (the package's own
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen"
-                               "=false intra_op_parallelism_threads=1").strip()
+from _harness import single_thread
+
+single_thread()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from _harness import (command_line, ensure_dir, log, parser, pyplot, restore_args,  # noqa: E402
+                      save_figure, saved_args, write_json, write_outputs)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import (gelman_rubin_brooks, plot_gelman_rubin_brooks,  # noqa: E402
                                   save_datatree, to_datatree)
-from topiczoo.fit import FitResult, fit, save_checkpoint  # noqa: E402
-from topiczoo.kernels.gibbs import GibbsKernel, corpus_data, monitors  # noqa: E402
+from topiczoo.fit import FitResult, corpus_fingerprint, fit, save_checkpoint  # noqa: E402
+from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.kernels.topics import counts_from_assignments  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 MONITORS = ("eta_norm", "residual_norm")
 CHECK_AT = (50, 100, 150, 200, 300, 400, 500)
 START_NAMES = ("uniform random Z, s2 = 1", "rating bands, s2 = 0.001",
@@ -82,26 +80,37 @@ def overdispersed_assignments(corpus, num_topics, rng) -> list:
     return [a.astype(np.int32) for a in (uniform, bands, per_doc, per_word)]
 
 
-def overdispersed_result(model, corpus, num_chains, num_burnin, seed) -> FitResult:
-    """A FitResult at iteration 0 whose state holds the overdispersed starts."""
+def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
+    """A FitResult at iteration 0 whose state holds the overdispersed starts, described as the
+    run ``fit(model, corpus, **fit_kwargs)`` describes itself, so that ``fit`` accepts it as
+    that run's checkpoint (``load_checkpoint`` refuses it, saying what differs, otherwise)."""
+    num_chains, seed = fit_kwargs["num_chains"], fit_kwargs["seed"]
     if num_chains != 4:
         raise ValueError("the overdispersed starts are defined for 4 chains")
-    kernel = GibbsKernel(model, corpus.vocab_size)
-    data = corpus_data(corpus, model.response)
+    task = model.task_of(corpus)
+    data = model.corpus_data(corpus, task)
+    kernel = GibbsKernel(model, corpus.vocab_size, task=task)
+    # the default starts, batched over chains, from the chain keys numpyro gives a fresh run
     keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
-    base = kernel.init(keys, 0, None, (data,), {})  # the default starts, batched over chains
+    base = kernel.init(keys, 0, None, (data,), {})
     zs = overdispersed_assignments(corpus, model.num_topics, np.random.default_rng(seed))
-    states = []
+    chains = []
     for c in range(num_chains):
-        one = jax.tree.map(lambda a, c=c: a[c], base)
+        one = jax.tree.map(lambda a, c=c: a[c], base)  # ChainState(state, info, iteration, key)
         topics = counts_from_assignments(jnp.asarray(zs[c]), data.words, data.doc_ids,
                                          corpus.num_docs, model.num_topics, corpus.vocab_size)
-        one = one._replace(topics=topics,
-                           augmentation=jnp.full_like(one.augmentation, START_S2[c]))
-        states.append(one._replace(params=monitors(model, one, data)))
-    state = jax.tree.map(lambda *a: np.stack([np.asarray(x) for x in a]), *states)
-    return FitResult(model, tuple(corpus.vocabulary), num_chains, num_burnin, 1, seed,
-                     state=state, num_tokens=corpus.num_tokens)
+        state = one.state._replace(topics=topics,
+                                   augmentation=jnp.full_like(one.state.augmentation,
+                                                              START_S2[c]))
+        chains.append(one._replace(state=state, info=kernel.sampler.monitors(state, data)))
+    stacked = jax.tree.map(lambda *a: np.stack([np.asarray(x) for x in a]), *chains)
+    # fit's own description of the run (topiczoo/fit.py: the ``schedule`` and ``fresh`` of fit)
+    schedule = dict(num_iterations=fit_kwargs["num_iterations"],
+                    num_burnin=fit_kwargs["num_burnin"],
+                    num_snapshots=fit_kwargs["num_snapshots"], snapshot_lag=None, thinning=1)
+    return FitResult(model, tuple(corpus.vocabulary), num_chains, schedule["num_burnin"], 1,
+                     seed, "exact", task, schedule, state=stacked,
+                     num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
 
 
 def run(data, args, setting) -> dict:
@@ -115,24 +124,23 @@ def run(data, args, setting) -> dict:
         result = fit(model, data.train, **kwargs)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "start.pkl"
-            save_checkpoint(overdispersed_result(model, data.train, args.chains,
-                                                 args.iterations // 2, args.seed), path)
+            path = Path(tmp) / "start.npz"
+            save_checkpoint(overdispersed_result(model, data.train, kwargs), path)
             result = fit(model, data.train, checkpoint=path, **kwargs)
     seconds = time.perf_counter() - tic
     tree = to_datatree(result)
     save_datatree(tree, Path(args.out) / f"mixing_gaussian_slda_{setting}.nc")
-    plot_gelman_rubin_brooks(tree, Path(args.out) / f"mixing_gaussian_slda_{setting}_grb.png",
-                             var_names=MONITORS, num_points=args.iterations // 10)
+    save_figure(plot_gelman_rubin_brooks(tree, var_names=MONITORS,
+                                         num_points=args.iterations // 10),
+                Path(args.out) / f"mixing_gaussian_slda_{setting}_grb.png")
     curves = {}
     for name in MONITORS:
         iterations, curve = gelman_rubin_brooks(tree, name, num_points=args.iterations // 10)
         curves[name] = {"iterations": iterations.tolist(), "shrink": curve.tolist()}
     traces = {name: np.asarray(result.draws[name]).tolist()
               for name in MONITORS + ("log_likelihood", "augmentation_mean")}
-    print(f"{setting}: {seconds:.0f} s; final shrink "
-          + ", ".join(f"{n} {c['shrink'][-1]:.3f}" for n, c in curves.items()),
-          file=sys.stderr, flush=True)
+    log(f"{setting}: {seconds:.0f} s; final shrink "
+        + ", ".join(f"{n} {c['shrink'][-1]:.3f}" for n, c in curves.items()))
     return {"setting": setting, "seconds": seconds, "curves": curves, "traces": traces,
             "draw_iterations": np.asarray(result.draw_iterations).tolist()}
 
@@ -156,6 +164,7 @@ def at(curve, iteration):
 
 
 def markdown(runs, args, wall) -> str:
+    checks = [t for t in CHECK_AT if t <= args.iterations]
     lines = ["# Gelman-Rubin-Brooks: Gaussian sLDA on movie-scale", "",
              f"Gaussian sLDA, learned s2 ~ IG(1, 0.01), K = {args.topics}, alpha = 1, "
              f"beta = 0.01, nu2 = {args.nu2:g}; {args.chains} chains x {args.iterations} "
@@ -167,22 +176,20 @@ def markdown(runs, args, wall) -> str:
              "`overdispersed` = chain 0 " + "; chain ".join(
                  f"{c} {s}" if c else s for c, s in enumerate(START_NAMES)) + ".", "",
              "## Shrink factor at selected iterations", "",
-             "| start | monitor | " + " | ".join(f"it {t}" for t in CHECK_AT)
-             + " | first < 1.1 | stays < 1.1 from |",
-             "|---|---|" + "---:|" * (len(CHECK_AT) + 2)]
+             "| " + " | ".join(["start", "monitor", *(f"it {t}" for t in checks),
+                                 "first < 1.1", "stays < 1.1 from"]) + " |",
+             "|---|---|" + "---:|" * (len(checks) + 2)]
     for r in runs:
         for name in MONITORS:
             c = r["curves"][name]
             first, stays = below(c["iterations"], c["shrink"])
-            cells = []
-            for t in CHECK_AT:
-                if t > args.iterations:
-                    continue
+            cells = [r["setting"], name]
+            for t in checks:
                 it, v = at(c, t)
                 cells.append(f"{v:.3f}" + ("" if it == t else f" ({it})"))
-            lines.append(f"| {r['setting']} | {name} | " + " | ".join(cells)
-                         + f" | {first if first is not None else '-'}"
-                         + f" | {stays if stays is not None else 'never'} |")
+            cells += [str(first if first is not None else "-"),
+                      str(stays if stays is not None else "never")]
+            lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Chain means over the second half (iterations "
               f"{args.iterations // 2 + 1}-{args.iterations})", "",
               "| start | monitor | chain 0 | chain 1 | chain 2 | chain 3 |",
@@ -203,10 +210,7 @@ def markdown(runs, args, wall) -> str:
 
 
 def figure(runs, args, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 8.4))
@@ -253,45 +257,33 @@ def figure(runs, args, path):
     fig.suptitle(f"Gaussian sLDA (K={args.topics}, nu2={args.nu2:g}, learned s2) on "
                  f"movie-scale, {args.chains} chains")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=500)
-    parser.add_argument("--topics", type=int, default=20)
-    parser.add_argument("--nu2", type=float, default=1.0)
-    parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--starts", nargs="+", default=["default", "overdispersed"],
-                        choices=["default", "overdispersed"])
-    parser.add_argument("--out", default=str(HERE / "results"))
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--replot", action="store_true",
-                        help="only rewrite the .md and .png from the .json of a previous run")
-    args = parser.parse_args()
+    p = parser(__doc__, topics=20, replot=True)
+    p.add_argument("--iterations", type=int, default=500)
+    p.add_argument("--nu2", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--starts", nargs="+", default=["default", "overdispersed"],
+                   choices=["default", "overdispersed"])
+    args = p.parse_args()
     stem = Path(args.out) / "mixing_gaussian_slda"
     if args.replot:
         saved = json.loads(stem.with_suffix(".json").read_text())
-        for key, value in saved["args"].items():
-            if key not in ("out", "replot"):
-                setattr(args, key, value)
-        stem.with_suffix(".md").write_text(markdown(saved["runs"], args, saved["wall_seconds"]))
-        figure(saved["runs"], args, stem.with_suffix(".png"))
+        restore_args(args, saved)
+        write_outputs(stem, markdown(saved["runs"], args, saved["wall_seconds"]),
+                      lambda path: figure(saved["runs"], args, path))
         return
     wall = time.perf_counter()
-    Path(args.out).mkdir(parents=True, exist_ok=True)
+    ensure_dir(args.out)
     data = load_dataset("movie-scale", seed=0, data_dir=args.data_dir)
     runs = [run(data, args, s) for s in args.starts]
     wall = time.perf_counter() - wall
-    stem.with_suffix(".json").write_text(json.dumps(
-        {"command": "python studies/" + Path(__file__).name + " " + " ".join(sys.argv[1:]),
-         "args": vars(args) | {"out": "studies/results"}, "wall_seconds": wall,
-         "runs": runs}) + "\n")
-    stem.with_suffix(".md").write_text(markdown(runs, args, wall))
-    figure(runs, args, stem.with_suffix(".png"))
-    print(stem.with_suffix(".md").read_text())
+    write_json(stem.with_suffix(".json"), {"command": command_line(__file__),
+                                           "args": saved_args(args), "wall_seconds": wall,
+                                           "runs": runs})
+    write_outputs(stem, markdown(runs, args, wall), lambda path: figure(runs, args, path))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ iteration and chain), so the size is found in three ways:
     (default 10) iterations, burn-in half, ``--snapshots`` (default 5, fit's default) snapshots,
     and its prediction of all 7,505 test documents (J = 10 kept test draws, fit's/predict's
     defaults; test burn-in ``--test-burnin``, default 5, which does not change any shape), saved
-    with its test labels (the one-vs-all indicators [20, D], as ``topiczoo fit`` stores them);
+    with its test labels (the one-vs-all indicators [20, D], int64, as ``topiczoo fit`` stored
+    them when this was measured; it now stores ``Task.to_tasks``, float32, half those bytes);
     the file size is measured, and split into its groups by saving each group alone.
 (b) extrapolation to 1,000 iterations: the per-draw groups (``posterior``,
     ``warmup_posterior``, ``sample_stats``, ``warmup_sample_stats``) grow linearly with the
@@ -31,30 +32,25 @@ directory and are deleted).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen"
-                               "=false intra_op_parallelism_threads=1").strip()
+from _harness import single_thread
+
+single_thread()
 
 import numpy as np  # noqa: E402
 
+from _harness import (command_line, ensure_dir, log, parser, saved_args,  # noqa: E402
+                      write_json)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import save_datatree, to_datatree  # noqa: E402
 from topiczoo.fit import Snapshot, fit  # noqa: E402
 from topiczoo.models import medlda_multitask  # noqa: E402
-from topiczoo.predict import Prediction, predict  # noqa: E402
+from topiczoo.predict import predict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 MIB = 2.0**20
 GIB = 2.0**30
 PER_DRAW_GROUPS = ("posterior", "warmup_posterior", "sample_stats", "warmup_sample_stats")
@@ -91,8 +87,7 @@ def synthetic_result(result, num_iterations, rng):
 
     burnin = num_iterations // 2
     k = len(result.snapshots)
-    snaps = [Snapshot(burnin + (num_iterations - burnin) * (i + 1) // k, None, None, None)
-             for i in range(k)]
+    snaps = [Snapshot(burnin + (num_iterations - burnin) * (i + 1) // k, {}) for i in range(k)]
     return dataclasses.replace(
         result, draws={n: grow(a) for n, a in result.draws.items()},
         sample_stats={n: grow(a) for n, a in result.sample_stats.items()},
@@ -101,25 +96,18 @@ def synthetic_result(result, num_iterations, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--snapshots", type=int, default=5)
-    parser.add_argument("--test-burnin", type=int, default=5)
-    parser.add_argument("--test-draws", type=int, default=10)
-    parser.add_argument("--target-iterations", type=int, default=1000)
-    parser.add_argument("--topics", type=int, default=100)
-    parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(HERE / "results"))
-    parser.add_argument("--data-dir", default=None)
-    args = parser.parse_args()
+    p = parser(__doc__, topics=100, test_burnin=5, test_draws=10)
+    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--snapshots", type=int, default=5)
+    p.add_argument("--target-iterations", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
     wall = time.perf_counter()
     data = load_dataset("20news", data_dir=args.data_dir)
     num_classes = len(data.label_names)
     model = medlda_multitask(args.topics, num_classes, c=1.0, ell=64.0)
-    print(f"20news: train D={data.train.num_docs} N={data.train.num_tokens}, test "
-          f"D={data.test.num_docs} N={data.test.num_tokens}, V={data.train.vocab_size}",
-          file=sys.stderr, flush=True)
+    log(f"20news: train D={data.train.num_docs} N={data.train.num_tokens}, test "
+        f"D={data.test.num_docs} N={data.test.num_tokens}, V={data.train.vocab_size}")
     tic = time.perf_counter()
     result = fit(model, data.train, num_chains=args.chains, num_iterations=args.iterations,
                  num_snapshots=args.snapshots, seed=args.seed, progress=True)
@@ -130,8 +118,7 @@ def main():
     predict_seconds = time.perf_counter() - tic
     y = indicators(data.test.labels, num_classes)
     accuracy = {s: prediction.accuracy(data.test.labels, s) for s in ("sf", "ma")}
-    print(f"train {train_seconds:.0f} s, predict {predict_seconds:.0f} s, accuracy {accuracy}",
-          file=sys.stderr, flush=True)
+    log(f"train {train_seconds:.0f} s, predict {predict_seconds:.0f} s, accuracy {accuracy}")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -163,8 +150,9 @@ def main():
         # (c) synthetic tree of the exact target shapes
         rng = np.random.default_rng(0)
         big = synthetic_result(result, args.target_iterations, rng)
-        big_prediction = Prediction(rng.standard_normal(prediction.scores.shape)
-                                    .astype(prediction.scores.dtype), prediction.response)
+        big_prediction = dataclasses.replace(
+            prediction, scores=rng.standard_normal(prediction.scores.shape)
+            .astype(prediction.scores.dtype))
         big_tree = to_datatree(big, big_prediction, test_labels=y)
         synthetic = file_size(big_tree, tmp / "synthetic.nc")
         synthetic_groups = group_sizes(big_tree, tmp)
@@ -175,8 +163,8 @@ def main():
 
     wall = time.perf_counter() - wall
     summary = {
-        "command": "python studies/" + Path(__file__).name + " " + " ".join(sys.argv[1:]),
-        "args": vars(args) | {"out": "studies/results"},
+        "command": command_line(__file__),
+        "args": saved_args(args),
         "data": {"train_docs": data.train.num_docs, "train_tokens": data.train.num_tokens,
                  "test_docs": data.test.num_docs, "test_tokens": data.test.num_tokens,
                  "vocab": data.train.vocab_size, "classes": num_classes},
@@ -191,9 +179,8 @@ def main():
         "c_shapes": big_shapes, "c_in_memory_bytes": in_memory,
         "wall_seconds": wall,
     }
-    stem = Path(args.out) / "tree_size_20news"
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    stem.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
+    stem = ensure_dir(args.out) / "tree_size_20news"
+    write_json(stem.with_suffix(".json"), summary, indent=1)
     stem.with_suffix(".md").write_text(markdown(summary, args))
     print(stem.with_suffix(".md").read_text())
 
