@@ -13,7 +13,8 @@ The sampler contract (blackjax's style: pure functions over explicit NamedTuple 
   chain's key in a :class:`ChainState`, as numpyro's HMC keeps its diagnostics beside ``z``.
 
 The kernel knows nothing of any model: which blocks, states and monitors exist is the
-family's (``topiczoo.models``). It works with ``numpyro.infer.MCMC`` for
+family's (``topiczoo.models``; the whole interface a family provides is
+``topiczoo.models.family.ModelFamily``). It works with ``numpyro.infer.MCMC`` for
 ``chain_method="sequential"`` and ``"vectorized"`` (batched keys: the kernel vmaps itself;
 host callbacks loop over the chain axis), thinning, ``post_warmup_state`` continuation and
 ``arviz.from_numpyro``. Its step is compiled once per sampler and data shape (a ``jax.jit``

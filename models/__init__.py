@@ -6,6 +6,7 @@ one topic per document. Responses in Gaussian form (``models.responses``), tasks
 (``models.tasks``), and every named model (``models.registry.REGISTRY``).
 """
 
+from topiczoo.models.family import ModelFamily
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda, lda_declaration
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
@@ -17,7 +18,7 @@ from topiczoo.models.tasks import Task
 from topiczoo.models.unigram_mixture import (UnigramMixture, unigram_mixture,
                                              unigram_mixture_declaration)
 
-__all__ = ["REGISTRY", "ModelEntry", "ParametricState", "Task", "TopicModel", "gslda",
+__all__ = ["REGISTRY", "ModelEntry", "ModelFamily", "ParametricState", "Task", "TopicModel", "gslda",
            "gslda_multitask", "lda", "lda_declaration", "medlda", "medlda_multitask",
            "medlda_regression", "slda_gaussian", "supervised_lda_declaration", "UnigramMixture",
            "unigram_mixture", "unigram_mixture_declaration"]

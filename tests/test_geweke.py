@@ -25,6 +25,8 @@ from topiczoo.models.responses import Logistic
 from topiczoo.kernels.topics import counts_from_assignments, topic_proportions
 from topiczoo.models import gslda, lda, slda_gaussian
 
+pytestmark = pytest.mark.slow  # statistical: long chains
+
 DOC_LENGTHS = [5, 4, 6, 5]
 VOCAB = 5
 NUM_PRIOR = 20_000

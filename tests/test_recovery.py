@@ -17,6 +17,8 @@ from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
 from topiczoo.models import gslda, medlda, medlda_regression, slda_gaussian
 
+pytestmark = pytest.mark.slow  # statistical: fits on simulated corpora
+
 K, V, D, N_D = 3, 24, 240, 40
 ETA_TRUE = np.array([[3.0, -3.0, 0.0]], np.float32)
 
