@@ -54,7 +54,8 @@ def fake_result(draws, iterations, num_burnin, *, supervised=True, snapshots=(),
         token_iterations_per_second=(1000 * int(iterations[-1]) * num_chains / train_seconds
                                      if train_seconds else float("nan")),
         snapshots=[types.SimpleNamespace(iteration=i) for i in snapshots],
-        **({} if sample_stats is None else {"sample_stats": sample_stats}), **extra)
+        **({} if sample_stats is None else {"sample_stats": sample_stats}),
+        **{"sampler": "exact", "label_invariant": (), **extra})
 
 
 def supervised_draws(rng, num_chains=4, num_draws=40, num_tasks=2, num_topics=3):
