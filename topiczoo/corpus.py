@@ -15,6 +15,11 @@ All arrays are read-only. Every transformation (:meth:`Corpus.subset`,
 ...) returns a new corpus. Models check the labels they need with
 :meth:`Corpus.require_labels` (or :func:`check_labels` for a bare array).
 
+The module is split by concern: tokenizing and vocabulary filters in :mod:`topiczoo.text`,
+file readers in :mod:`topiczoo.readers`, index splits in :mod:`topiczoo.splits`; their public
+names (:func:`tokenize`, :func:`english_stop_words`, :func:`read_vocabulary`,
+:func:`split_indices`, :func:`kfold_indices`) stay importable from here.
+
 Only numpy is needed; scikit-learn provides the English stop list and scipy is used only when
 a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
 """
@@ -22,14 +27,23 @@ a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from .readers import _LINE_RE, _diagnose, _split_head, read_vocabulary
+from .splits import kfold_indices, split_indices
+from .text import (
+    _check_unique,
+    _resolve_stop_words,
+    _tokenize,
+    english_stop_words,
+    select_words,
+    tokenize,
+)
 
 __all__ = [
     "Corpus",
@@ -41,212 +55,6 @@ __all__ = [
     "split_indices",
     "tokenize",
 ]
-
-# --------------------------------------------------------------------------------------------
-# text helpers
-# --------------------------------------------------------------------------------------------
-
-# Runs of ASCII letters/digits, possibly joined by single apostrophes ("don't", "o'neill").
-# Anything else (punctuation, hyphens, non-ASCII symbols) separates tokens.
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
-_HAS_DIGIT_RE = re.compile(r"[0-9]")
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
-
-
-def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop list (318 words) as a frozenset of str."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
-def _normalize_token(token: str) -> str:
-    """Strip a possessive ``'s`` and then every remaining apostrophe (``don't`` -> ``dont``)."""
-    if "'" in token:
-        if token.endswith("'s"):
-            token = token[:-2]
-        token = token.replace("'", "")
-    return token
-
-
-def _resolve_stop_words(stop_words) -> frozenset[str]:
-    if stop_words is None:
-        return frozenset()
-    if isinstance(stop_words, str):
-        if stop_words == "english":
-            return english_stop_words()
-        raise ValueError(
-            f"stop_words must be 'english', an iterable of words or None, got the string {stop_words!r}"
-        )
-    return frozenset(_normalize_token(str(w).lower().translate(_APOSTROPHES)) for w in stop_words)
-
-
-def _clean_token(tok: str, stop: frozenset[str], min_word_length: int) -> str:
-    """The word a raw token stands for, or ``""`` if the token is dropped."""
-    if _HAS_DIGIT_RE.search(tok):
-        return ""  # numbers and alphanumeric codes ("2004", "mp3", "1.13bn") are dropped
-    tok = _normalize_token(tok)
-    if len(tok) < min_word_length or tok in stop:
-        return ""
-    return tok
-
-
-def _tokenize(
-    text: str, stop: frozenset[str], min_word_length: int, cache: dict[str, str] | None = None
-) -> list[str]:
-    """Tokens of one text; ``cache`` (raw token -> cleaned word or ``""``) may be shared
-    between calls with the same ``stop`` and ``min_word_length`` to clean each distinct raw
-    token only once."""
-    text = unicodedata.normalize("NFKD", text).lower().translate(_APOSTROPHES)
-    raw = _TOKEN_RE.findall(text)
-    if cache is None:
-        cache = {}
-    for tok in set(raw).difference(cache):
-        cache[tok] = _clean_token(tok, stop, min_word_length)
-    return [w for w in map(cache.__getitem__, raw) if w]
-
-
-def tokenize(text: str, *, stop_words="english", min_word_length: int = 2) -> list[str]:
-    """Split one text into word tokens, in text order.
-
-    The text is Unicode-normalised (NFKD, so accents become separate marks and drop out) and
-    lower-cased; tokens are runs of ASCII letters and digits joined by apostrophes. Tokens
-    containing a digit are dropped, a possessive ``'s`` is removed and other apostrophes are
-    deleted (``don't`` -> ``dont``); tokens shorter than ``min_word_length`` and stop words
-    (``"english"`` = scikit-learn's list, an iterable of words, or ``None``) are removed.
-
-    Returns a ``list[str]`` of length ``<=`` the number of words in ``text``.
-    """
-    return _tokenize(text, _resolve_stop_words(stop_words), int(min_word_length))
-
-
-def read_vocabulary(path: str | os.PathLike) -> tuple[str, ...]:
-    """Read a vocabulary file (line ``i`` is word ``i``) into a ``tuple[str, ...]`` of length ``V``.
-
-    A final newline is allowed; blank lines inside the file and duplicate words are errors.
-    """
-    path = Path(path)
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    vocab = tuple(line.rstrip("\r") for line in lines)
-    for i, w in enumerate(vocab):
-        if not w.strip():
-            raise ValueError(f"{path}: line {i + 1}: blank vocabulary entry")
-    _check_unique(vocab, str(path))
-    return vocab
-
-
-def _check_unique(vocab: tuple[str, ...], where: str = "vocabulary") -> None:
-    if len(set(vocab)) != len(vocab):
-        seen: dict[str, int] = {}
-        for i, w in enumerate(vocab):
-            if w in seen:
-                raise ValueError(f"{where}: word {w!r} appears twice (ids {seen[w]} and {i})")
-            seen[w] = i
-
-
-# --------------------------------------------------------------------------------------------
-# splitting
-# --------------------------------------------------------------------------------------------
-
-
-def _labels_and_count(labels_or_num_docs):
-    """``(labels or None, D)`` from a document count or a label array with D rows."""
-    if np.isscalar(labels_or_num_docs):
-        return None, int(labels_or_num_docs)
-    labels = np.asarray(labels_or_num_docs)
-    return labels, labels.shape[0]
-
-
-def split_indices(
-    labels_or_num_docs, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic random train/test split of document indices.
-
-    ``labels_or_num_docs`` is either the number of documents ``D`` or a label array ``[D]``
-    (``[D, L]`` multi-label or float ratings are split without stratification). With
-    ``stratify=True`` and integer class labels, each class contributes its share of test
-    documents (largest-remainder rounding so that the total is ``round(test_fraction * D)``).
-
-    Returns ``(train_idx, test_idx)``: two sorted int64 arrays partitioning ``range(D)``.
-    The result depends only on ``(labels, test_fraction, seed, stratify)``
-    (``numpy.random.default_rng(seed)``).
-    """
-    labels, num_docs = _labels_and_count(labels_or_num_docs)
-    if not 0.0 < float(test_fraction) < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    n_test = int(round(float(test_fraction) * num_docs))
-    if n_test < 1 or n_test > num_docs - 1:
-        raise ValueError(
-            f"test_fraction={test_fraction} of {num_docs} documents leaves an empty train or test set"
-        )
-    rng = np.random.default_rng(seed)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
-        classes, inverse = np.unique(labels, return_inverse=True)
-        sizes = np.bincount(inverse, minlength=len(classes))
-        quota = float(test_fraction) * sizes
-        take = np.floor(quota).astype(np.int64)
-        remainder = n_test - int(take.sum())
-        if remainder > 0:
-            # largest fractional part first, ties by class order (stable sort)
-            order = np.argsort(-(quota - take), kind="stable")
-            take[order[:remainder]] += 1
-        test_parts = []
-        for c in range(len(classes)):
-            members = np.flatnonzero(inverse == c)
-            perm = rng.permutation(members)
-            test_parts.append(perm[: take[c]])
-        test_idx = np.sort(np.concatenate(test_parts)).astype(np.int64)
-    else:
-        test_idx = np.sort(rng.permutation(num_docs)[:n_test]).astype(np.int64)
-    mask = np.ones(num_docs, dtype=bool)
-    mask[test_idx] = False
-    train_idx = np.flatnonzero(mask).astype(np.int64)
-    return train_idx, test_idx
-
-
-def kfold_indices(
-    labels_or_num_docs, num_folds: int = 5, seed: int = 0, stratify: bool = True
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Deterministic random K-fold partition of document indices (for cross-validation).
-
-    ``labels_or_num_docs`` is the number of documents ``D`` or a label array as for
-    :func:`split_indices`. The documents are put in random order
-    (``numpy.random.default_rng(seed).permutation``) -- with ``stratify=True`` and ``[D]``
-    integer class labels, grouped by class, random within a class -- and dealt to the folds
-    in turn, so fold sizes differ by at most one and every class is spread evenly.
-
-    Returns a list of ``num_folds`` pairs ``(train_idx, test_idx)`` of sorted int64 arrays;
-    the test parts partition ``range(D)`` and ``train_idx`` is the complement of
-    ``test_idx``. The result depends only on ``(labels, num_folds, seed, stratify)``.
-    """
-    labels, num_docs = _labels_and_count(labels_or_num_docs)
-    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    num_folds = int(num_folds)
-    if num_folds > num_docs:
-        raise ValueError(f"num_folds={num_folds} is more than the {num_docs} documents")
-    order = np.random.default_rng(seed).permutation(num_docs)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
-        order = order[np.argsort(labels[order], kind="stable")]
-    fold_of = np.empty(num_docs, dtype=np.int64)
-    fold_of[order] = np.arange(num_docs) % num_folds
-    return [
-        (np.flatnonzero(fold_of != k).astype(np.int64), np.flatnonzero(fold_of == k).astype(np.int64))
-        for k in range(num_folds)
-    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -926,7 +734,7 @@ class Corpus:
         re-indexed ``0..V'-1``; documents may become empty. Returns a new Corpus (or ``self``
         if every word is kept).
         """
-        keep = _select_words(
+        keep = select_words(
             self.vocabulary,
             self.document_frequencies(),
             self.word_counts(),
@@ -1003,81 +811,6 @@ class Corpus:
         train = self.subset(train_idx).compact()
         test, dropped = self.subset(test_idx).restrict_vocabulary(train.vocabulary)
         return train, test, dropped
-
-
-# --------------------------------------------------------------------------------------------
-# private helpers of the constructors
-# --------------------------------------------------------------------------------------------
-
-_LINE_RE = re.compile(r"\s*\S+(?:[ \t]+\d+:\d+)*[ \t]*")
-
-
-def _split_head(line: str) -> tuple[str, str]:
-    parts = line.strip().split(None, 1)
-    return parts[0], (parts[1] if len(parts) > 1 else "")
-
-
-def _diagnose(line: str) -> str:
-    parts = line.split()
-    if not parts:
-        return "blank line (expected 'LABEL WORD_ID:COUNT ...')"
-    for tok in parts[1:]:
-        a, sep, b = tok.partition(":")
-        if not sep:
-            return f"token {tok!r} is not WORD_ID:COUNT"
-        if not a.isdigit():
-            return f"token {tok!r}: word id {a!r} is not a nonnegative integer"
-        if not b.isdigit():
-            return f"token {tok!r}: count {b!r} is not a nonnegative integer"
-    return f"cannot parse line {line[:80]!r} (expected 'LABEL WORD_ID:COUNT ...')"
-
-
-RANKINGS = ("df", "count", "tfidf")
-
-
-def _select_words(
-    vocab, df, counts, num_docs, *, min_df, max_df, min_count, max_vocab, rank_by
-) -> np.ndarray:
-    """bool ``[V]``: the words kept by :meth:`Corpus.filter_vocabulary`."""
-    lo = _doc_count(min_df, num_docs, "min_df")
-    hi = _doc_count(max_df, num_docs, "max_df")
-    if hi < lo:
-        raise ValueError(
-            f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})"
-        )
-    if isinstance(min_count, (bool, np.bool_)) or int(min_count) != min_count or min_count < 0:
-        raise ValueError(f"min_count must be an integer >= 0, got {min_count!r}")
-    if rank_by not in RANKINGS:
-        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
-    keep = (df >= max(lo, 1)) & (df <= hi) & (counts >= int(min_count))
-    if max_vocab is not None:
-        if isinstance(max_vocab, (bool, np.bool_)) or int(max_vocab) < 0:
-            raise ValueError(f"max_vocab must be >= 0, got {max_vocab}")
-        if keep.sum() > int(max_vocab):
-            if rank_by == "df":
-                score = df.astype(np.float64)
-            elif rank_by == "count":
-                score = counts.astype(np.float64)
-            else:
-                with np.errstate(divide="ignore"):
-                    score = counts * np.log(num_docs / np.maximum(df, 1))
-            cand = sorted(np.flatnonzero(keep).tolist(), key=lambda i: (-score[i], vocab[i]))
-            keep = np.zeros(len(vocab), dtype=bool)
-            keep[cand[: int(max_vocab)]] = True
-    return keep
-
-
-def _doc_count(value, num_docs: int, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int count or a float fraction")
-    if isinstance(value, (float, np.floating)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} as a float must be a fraction in [0, 1], got {value}")
-        return int(np.floor(value * num_docs + 1e-9)) if name == "max_df" else int(np.ceil(value * num_docs - 1e-9))
-    value = int(value)
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
 
 
 def _as_counts(data, row_of, cols) -> np.ndarray:
