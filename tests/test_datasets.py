@@ -146,8 +146,23 @@ def test_missing_data_dir_names_the_path(tmp_path):
     msg = str(err.value)
     assert str(missing / "20news" / "binary" / "train.txt") in msg
     assert "--data-dir" in msg and "TOPICZOO_DATA" in msg
+    assert f"the data folder {missing} does not exist" in msg
     with pytest.raises(FileNotFoundError, match="poliblog"):
         load_dataset("poliblog", data_dir=missing)
+
+
+def test_data_dir_is_not_ignored_for_the_embedded_sets(tmp_path):
+    # issue 9: load_dataset("bbc", data_dir="/nonexistent") used to ignore the folder silently
+    missing = tmp_path / "nonexistent"
+    for name in ("bbc", "bbc-5"):
+        with pytest.raises(FileNotFoundError, match=rf"data_dir {missing} does not exist.*{name!r} is embedded"):
+            load_dataset(name, data_dir=missing)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_folds("bbc", data_dir=missing)
+    with pytest.warns(UserWarning, match=rf"'bbc' is embedded .*data_dir='{tmp_path}' is not used"):
+        load_dataset("bbc", data_dir=tmp_path)
+    with pytest.raises(TypeError, match="data_dir must be a folder path"):
+        load_dataset("bbc", data_dir=3)
 
 
 def test_find_data_dir_precedence(tmp_path, monkeypatch):
