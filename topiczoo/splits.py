@@ -1,17 +1,47 @@
-"""Deterministic train/test splits and K-fold partitions of document indices."""
+"""Deterministic train/test splits and K-fold partitions of document indices.
+
+Both functions take either the number of documents ``D`` or a label array with ``D`` rows
+(``[D]`` integer class ids are stratified; ratings and ``[D, L]`` indicators are not) and
+depend only on their arguments (``numpy.random.default_rng(seed)``).
+:meth:`Corpus.train_test_split <topiczoo.corpus.Corpus.train_test_split>` and
+:meth:`Corpus.kfold_splits <topiczoo.corpus.Corpus.kfold_splits>` apply them to a corpus.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputError, InputTypeError
+
 __all__ = ["kfold_indices", "split_indices"]
 
-def _labels_and_count(labels_or_num_docs):
+_REAL = (int, float, np.integer, np.floating)
+
+
+def _labels_and_count(labels_or_num_docs) -> tuple[np.ndarray | None, int]:
     """``(labels or None, D)`` from a document count or a label array with D rows."""
-    if np.isscalar(labels_or_num_docs):
-        return None, int(labels_or_num_docs)
-    labels = np.asarray(labels_or_num_docs)
+    x = labels_or_num_docs
+    if isinstance(x, (bool, np.bool_)):
+        raise InputTypeError("labels_or_num_docs must be a document count or a label array, not a bool")
+    if isinstance(x, (int, np.integer)):
+        if x < 0:
+            raise InputError(f"the number of documents must be >= 0, got {x}")
+        return None, int(x)
+    if isinstance(x, (str, bytes)) or np.isscalar(x):
+        raise InputTypeError(
+            f"labels_or_num_docs must be an int document count or a label array, got {type(x).__name__} {x!r}"
+        )
+    try:
+        labels = np.asarray(x)
+    except (ValueError, TypeError) as err:
+        raise InputError(f"labels must be a [D] or [D, L] array: {err}") from None
+    if labels.ndim == 0:
+        raise InputTypeError(f"labels_or_num_docs must be an int document count or a label array, got {x!r}")
     return labels, labels.shape[0]
+
+
+def _stratify_by(labels: np.ndarray | None, stratify: bool) -> bool:
+    return bool(stratify) and labels is not None and labels.ndim == 1 and np.issubdtype(labels.dtype, np.integer)
 
 
 def split_indices(
@@ -29,20 +59,17 @@ def split_indices(
     (``numpy.random.default_rng(seed)``).
     """
     labels, num_docs = _labels_and_count(labels_or_num_docs)
+    if isinstance(test_fraction, (bool, np.bool_)) or not isinstance(test_fraction, _REAL):
+        raise InputTypeError(f"test_fraction must be a number in (0, 1), got {test_fraction!r}")
     if not 0.0 < float(test_fraction) < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise InputError(f"test_fraction must be in (0, 1), got {test_fraction}")
     n_test = int(round(float(test_fraction) * num_docs))
     if n_test < 1 or n_test > num_docs - 1:
-        raise ValueError(
+        raise InputError(
             f"test_fraction={test_fraction} of {num_docs} documents leaves an empty train or test set"
         )
     rng = np.random.default_rng(seed)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
+    if _stratify_by(labels, stratify):
         classes, inverse = np.unique(labels, return_inverse=True)
         sizes = np.bincount(inverse, minlength=len(classes))
         quota = float(test_fraction) * sizes
@@ -82,18 +109,18 @@ def kfold_indices(
     ``test_idx``. The result depends only on ``(labels, num_folds, seed, stratify)``.
     """
     labels, num_docs = _labels_and_count(labels_or_num_docs)
-    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+    if (
+        isinstance(num_folds, (bool, np.bool_))
+        or not isinstance(num_folds, _REAL)
+        or not float(num_folds).is_integer()
+        or num_folds < 2
+    ):
+        raise InputError(f"num_folds must be an integer >= 2, got {num_folds!r}")
     num_folds = int(num_folds)
     if num_folds > num_docs:
-        raise ValueError(f"num_folds={num_folds} is more than the {num_docs} documents")
+        raise InputError(f"num_folds={num_folds} is more than the {num_docs} documents")
     order = np.random.default_rng(seed).permutation(num_docs)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
+    if _stratify_by(labels, stratify):
         order = order[np.argsort(labels[order], kind="stable")]
     fold_of = np.empty(num_docs, dtype=np.int64)
     fold_of[order] = np.arange(num_docs) % num_folds
@@ -101,4 +128,3 @@ def kfold_indices(
         (np.flatnonzero(fold_of != k).astype(np.int64), np.flatnonzero(fold_of == k).astype(np.int64))
         for k in range(num_folds)
     ]
-
