@@ -26,9 +26,10 @@ every token and documents removed for a missing label give a
 every token dropped and by which rule.
 
 The module is split by concern: tokenizing and vocabulary filters in :mod:`topiczoo.text`,
-file readers in :mod:`topiczoo.readers`, index splits in :mod:`topiczoo.splits`; their public
-names (:func:`tokenize`, :func:`english_stop_words`, :func:`read_vocabulary`,
-:func:`split_indices`, :func:`kfold_indices`) stay importable from here.
+label checks in :mod:`topiczoo.labels`, file readers in :mod:`topiczoo.readers`, index splits
+in :mod:`topiczoo.splits`, exceptions in :mod:`topiczoo.errors`; their public names
+(:func:`tokenize`, :func:`english_stop_words`, :func:`check_labels`, :func:`read_vocabulary`,
+:func:`split_indices`, :func:`kfold_indices`, ...) stay importable from here.
 
 Only numpy is needed; scikit-learn provides the English stop list and scipy is used only when
 a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
@@ -45,6 +46,17 @@ from functools import cached_property
 import numpy as np
 
 from .errors import DataLossWarning, InputError, InputTypeError
+from .labels import (
+    LABEL_KINDS,
+    check_classes,
+    check_kind,
+    check_label_names,
+    check_labels,
+    missing_label_positions,
+    normalize_labels,
+    readonly,
+    take_labels,
+)
 from .readers import MAX_TOKENS, naming_lines, read_labeled_counts, read_vocabulary
 from .splits import kfold_indices, split_indices
 from .text import (
@@ -81,11 +93,6 @@ __all__ = [
 MISSING_LABELS = ("error", "drop")
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
 def _offsets_from_lengths(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -97,296 +104,6 @@ def _some(indices, limit: int = 10) -> str:
     idx = [int(i) for i in indices]
     shown = ", ".join(map(str, idx[:limit]))
     return shown + (f", ... ({len(idx)} in all)" if len(idx) > limit else "")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _doc_error(d: int, detail: str) -> InputError:
-    """An error about document ``d`` (readers turn the document into a file line)."""
-    return InputError(f"document {d}: {detail}", document=d, detail=detail)
-
-
-# --------------------------------------------------------------------------------------------
-# labels
-# --------------------------------------------------------------------------------------------
-
-#: the label kinds of :attr:`Corpus.label_kind` and :func:`check_labels`
-LABEL_KINDS = ("binary", "multiclass", "regression", "multilabel")
-
-_MISSING_HINT = (
-    "give every document a label, or let Corpus.from_texts / Corpus.from_document_term drop "
-    "such documents with missing_labels='drop'"
-)
-
-
-def _is_missing(x) -> bool:
-    """None, a float NaN, pandas NA or NaT: a label that is not there."""
-    if x is None:
-        return True
-    if isinstance(x, (float, np.floating)):
-        return bool(np.isnan(x))
-    return type(x).__name__ in ("NAType", "NaTType")
-
-
-def missing_label_positions(labels) -> np.ndarray:
-    """int64 ``[M]``: the documents whose label is missing (None, NaN, pandas NA; for ``[D, L]``
-    labels a row with any missing entry). Input that is not a sequence of labels gives no
-    positions (the corpus then says what is wrong with it)."""
-    if labels is None or isinstance(labels, (str, bytes, set, frozenset, Mapping)):
-        return np.zeros(0, np.int64)
-    if isinstance(labels, np.ndarray) and labels.dtype.kind in "biuUS":
-        return np.zeros(0, np.int64)
-    if isinstance(labels, np.ndarray) and labels.dtype.kind == "f" and labels.ndim in (1, 2):
-        bad = np.isnan(labels)
-        return np.flatnonzero(bad if labels.ndim == 1 else bad.any(axis=1)).astype(np.int64)
-    if not isinstance(labels, Iterable):
-        return np.zeros(0, np.int64)
-    out = []
-    for d, row in enumerate(labels):
-        if _is_missing(row):
-            out.append(d)
-        elif isinstance(row, (list, tuple, np.ndarray)) and any(_is_missing(x) for x in np.ravel(np.asarray(row, dtype=object))):
-            out.append(d)
-    return np.asarray(out, np.int64)
-
-
-def _take(labels, keep: np.ndarray):
-    """The labels of the documents ``keep`` (labels as given: an array or a sequence)."""
-    if isinstance(labels, np.ndarray):
-        return labels[keep]
-    rows = list(labels)
-    return [rows[i] for i in keep]
-
-
-def _check_label_names(names) -> tuple[str, ...] | None:
-    if names is None:
-        return None
-    if isinstance(names, (str, bytes)):
-        raise InputTypeError("label_names must be a sequence of str, not a single string")
-    if isinstance(names, (set, frozenset, Mapping)) or not isinstance(names, Iterable):
-        raise InputTypeError(f"label_names must be an ordered sequence of str, got {type(names).__name__}")
-    out = []
-    for i, n in enumerate(names):
-        if isinstance(n, str):
-            out.append(str(n))
-        elif _is_int(n):
-            out.append(str(int(n)))
-        else:
-            raise InputTypeError(f"label_names[{i}] must be str, got {type(n).__name__}: {n!r}")
-    if len(set(out)) != len(out):
-        raise InputError(f"label_names must be unique, got {tuple(out)}")
-    return tuple(out)
-
-
-def _labels_from_objects(y: np.ndarray) -> np.ndarray:
-    """A str, int64 or float64 array from an object array of labels (or raise naming the document)."""
-    row = y.shape[1] if y.ndim == 2 and y.shape[1] else 1
-    first: dict[str, int] = {}
-    for k, x in enumerate(y.flat):
-        d = k // row
-        if _is_missing(x):
-            raise _doc_error(d, f"the label is missing ({x!r}); {_MISSING_HINT}")
-        if isinstance(x, (bytes, np.bytes_)):
-            raise InputTypeError(f"document {d}: the label {x!r} is bytes; decode the labels to str first")
-        if isinstance(x, str):
-            kind = "str"
-        elif isinstance(x, (bool, np.bool_, int, np.integer)):
-            kind = "int"
-        elif isinstance(x, (float, np.floating)):
-            kind = "float"
-        else:
-            raise InputTypeError(
-                f"document {d}: the label {x!r} is a {type(x).__name__}; labels must be numbers or str"
-            )
-        first.setdefault(kind, d)
-    if "str" in first and len(first) > 1:
-        other = min(v for k, v in first.items() if k != "str")
-        raise InputTypeError(
-            f"labels mix str and numbers (document {first['str']} has a str, document {other} a "
-            "number); use class names (str) or class ids (int) throughout"
-        )
-    if "str" in first:
-        return np.array(y.tolist(), dtype=str)
-    if "float" in first:
-        return np.array(y.tolist(), dtype=np.float64)
-    try:
-        return np.array(y.tolist(), dtype=np.int64).reshape(y.shape)
-    except OverflowError:
-        for k, x in enumerate(y.flat):
-            if not -(2**63) <= int(x) < 2**63:
-                raise _doc_error(k // row, f"class id {int(x)} does not fit in int64") from None
-        raise  # pragma: no cover - the loop finds the entry
-
-
-def _normalize_labels(labels, names: tuple[str, ...] | None, num_docs: int):
-    """``(labels, label_names)`` as stored by :class:`Corpus` (see its docstring), or raise."""
-    if isinstance(labels, (str, bytes)):
-        raise InputTypeError("labels must be a sequence with one label per document, not a single string")
-    if isinstance(labels, (set, frozenset, Mapping)):
-        raise InputTypeError(f"labels must be an ordered sequence (one label per document), got {type(labels).__name__}")
-    # a list is read entry by entry (numpy would turn [0, None, 1] or [0, "a"] into str labels)
-    y = labels if isinstance(labels, np.ndarray) else np.asarray(labels, dtype=object)
-    if y.dtype.kind == "O" and y.ndim == 1 and y.size and all(isinstance(x, (list, tuple, np.ndarray)) for x in y):
-        raise InputError("labels must be a [D] sequence or a [D, L] array of equal-length rows (the rows differ in length)")
-    if y.ndim not in (1, 2):
-        raise InputError(
-            f"labels must be [D] or [D, L] (one label or one row per document), got "
-            f"{type(labels).__name__} of shape {y.shape}"
-        )
-    if y.shape[0] != num_docs:
-        raise InputError(f"labels have {y.shape[0]} rows but the corpus has D={num_docs} documents")
-    if y.dtype.kind == "O":
-        y = _labels_from_objects(y)
-    kind = y.dtype.kind
-    if kind == "S":
-        raise InputTypeError("labels are bytes; decode them to str first")
-    if kind == "U":
-        if y.ndim != 1:
-            raise InputError(f"class names (str labels) must be [D], one per document, got shape {y.shape}")
-        raw = y.tolist()
-        if names is None:
-            names = tuple(sorted(set(raw)))
-        index = {n: i for i, n in enumerate(names)}
-        for d, x in enumerate(raw):
-            if x not in index:
-                raise _doc_error(d, f"label {x!r} is not in label_names {names}")
-        return np.array([index[x] for x in raw], dtype=np.int64).reshape(len(raw)), names
-    if kind not in "biuf":
-        raise InputTypeError(
-            f"unsupported label dtype {y.dtype}: labels are class ids (int), ratings (float), "
-            "[D, L] 0/1 indicators or class names (str)"
-        )
-    if y.ndim == 2:
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            d, l = (int(i) for i in np.argwhere(bad)[0])
-            raise _doc_error(d, f"multi-label [D, L] labels must be 0/1; entry {l} is {y[d, l]}")
-        if names is not None and len(names) != y.shape[1]:
-            raise InputError(f"{len(names)} label_names for multi-label labels with L={y.shape[1]} columns")
-        return y.astype(np.int64), names
-    if kind == "f":
-        y = y.astype(np.float64)
-        bad = ~np.isfinite(y)
-        if bad.any():
-            d = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"non-finite rating at document {d} ({y[d]}); ratings must be finite ({_MISSING_HINT})",
-                document=d,
-                detail=f"non-finite rating ({y[d]})",
-            )
-        return y, names
-    if kind == "u" and y.size and y.max() > np.iinfo(np.int64).max:
-        d = int(np.argmax(y > np.iinfo(np.int64).max))
-        raise _doc_error(d, f"class id {y[d]} does not fit in int64")
-    y = y.astype(np.int64)
-    if y.size:
-        if y.min() < 0:
-            d = int(np.flatnonzero(y < 0)[0])
-            raise _doc_error(
-                d,
-                f"class id {y[d]} is negative; class ids are 0..L-1 (ratings: float labels, or "
-                "label_type='rating' for a file; other raw labels: label_map)",
-            )
-        if names is not None and y.max() >= len(names):
-            d = int(np.flatnonzero(y >= len(names))[0])
-            raise _doc_error(d, f"class id {y[d]} has no name ({len(names)} label_names)")
-    return y, names
-
-
-def check_labels(
-    labels, kind: str, *, num_classes: int | None = None, at_least_one: bool = False
-) -> np.ndarray:
-    """Validate a bare label array for a model of the given ``kind`` and return it normalised.
-
-    * ``"binary"``: ``[D]`` integer class ids 0/1 (``num_classes`` must be 2 or None);
-    * ``"multiclass"``: ``[D]`` integer class ids ``0..num_classes-1`` (only ``>= 0`` is
-      checked when ``num_classes`` is None);
-    * ``"regression"``: ``[D]`` finite real ratings;
-    * ``"multilabel"``: ``[D, L]`` 0/1 indicators (``L == num_classes`` when given); with
-      ``at_least_one=True`` every document needs at least one positive label.
-
-    Errors name the first offending document, e.g. ``"class label 7 out of range for 5
-    classes at document 12"``, ``"non-finite rating at document 3 (nan)"``, ``"document 4
-    has no positive label"``. Returns a read-only int64 ``[D]`` / float64 ``[D]`` / int64
-    ``[D, L]`` array (a copy when the dtype changes). The labels of a corpus were checked
-    when it was built: :meth:`Corpus.require_labels` checks only what the model adds.
-    """
-    kind, num_classes = _check_kind(kind, num_classes)
-    if isinstance(labels, (str, bytes)):
-        raise InputTypeError(f"{kind} labels must be an array, not a single string")
-    try:
-        y = np.asarray(labels)
-    except (ValueError, TypeError) as err:
-        raise InputError(f"{kind} labels must be an array of equal-length rows ({err})") from None
-    want_ndim = 2 if kind == "multilabel" else 1
-    if y.ndim != want_ndim:
-        shape = "[D, L] 0/1 indicators" if want_ndim == 2 else "[D]"
-        raise InputError(f"{kind} labels must be {shape}, got shape {y.shape}")
-    if y.dtype.kind not in "biuf":
-        raise InputTypeError(f"{kind} labels must be numeric, got dtype {y.dtype}")
-
-    if kind == "regression":
-        y = y.astype(np.float64)
-        bad = ~np.isfinite(y)
-        if bad.any():
-            d = int(np.flatnonzero(bad)[0])
-            raise InputError(f"non-finite rating at document {d} ({y[d]})")
-        return _readonly(np.array(y, copy=True))
-
-    if y.dtype.kind == "f":
-        whole = np.isfinite(y) & (y == np.round(y))
-        if not whole.all():
-            pos = np.argwhere(~whole)[0]
-            where = f"document {pos[0]}" + (f", label {pos[1]}" if y.ndim == 2 else "")
-            what = "multi-label entry" if kind == "multilabel" else "class label"
-            raise InputError(f"{what} {y[tuple(pos)]} at {where} is not a whole number")
-    if y.dtype.kind == "u" and y.size and y.max() > np.iinfo(np.int64).max:
-        raise InputError(f"class label {y.max()} does not fit in int64")
-    y = y.astype(np.int64)
-    if kind == "multilabel":
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            d, l = (int(i) for i in np.argwhere(bad)[0])
-            raise InputError(f"multi-label entry {y[d, l]} at document {d}, label {l} is not 0 or 1")
-    elif num_classes is None and y.size and y.min() < 0:
-        d = int(np.flatnonzero(y < 0)[0])
-        raise InputError(f"class label {y[d]} is negative at document {d}")
-    return _check_classes(_readonly(np.array(y, copy=True)), kind, num_classes, at_least_one)
-
-
-def _check_kind(kind: str, num_classes) -> tuple[str, int | None]:
-    if kind not in LABEL_KINDS:
-        raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
-    if num_classes is not None and (not _is_int(num_classes) or num_classes < 1):
-        raise InputError(f"num_classes must be an integer >= 1, got {num_classes!r}")
-    if kind == "binary":
-        if num_classes is not None and num_classes != 2:
-            raise InputError(f"binary labels have 2 classes, not num_classes={num_classes}")
-        num_classes = 2
-    return kind, None if num_classes is None else int(num_classes)
-
-
-def _check_classes(y: np.ndarray, kind: str, num_classes: int | None, at_least_one: bool) -> np.ndarray:
-    """What a model adds to valid labels: the class range, the column count, a positive label
-    in every row. ``y`` holds int64 class ids ``>= 0`` or 0/1 rows, or float64 ratings."""
-    if kind == "regression":
-        return y
-    if kind == "multilabel":
-        L = y.shape[1]
-        if num_classes is not None and L != num_classes:
-            raise InputError(f"multi-label labels have {L} columns but num_classes={num_classes}")
-        if at_least_one:
-            none = y.sum(axis=1) == 0
-            if none.any():
-                d = int(np.flatnonzero(none)[0])
-                raise InputError(f"document {d} has no positive label ({int(none.sum())} such document(s))")
-        return y
-    if num_classes is not None and y.size and y.max() >= num_classes:
-        d = int(np.flatnonzero(y >= num_classes)[0])
-        raise InputError(f"class label {y[d]} out of range for {num_classes} classes at document {d}")
-    return y
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,17 +274,17 @@ class Corpus:
             if np.any(bad):
                 i = int(np.flatnonzero(bad)[0])
                 d = int(np.searchsorted(offsets, i, side="right") - 1)
-                raise _doc_error(
+                raise InputError.about_document(
                     d, f"word id {int(words[i])} is outside the vocabulary [0, {V}) (token {i - offsets[d]} of the document)"
                 )
-        set_(self, "words", _readonly(np.array(words, dtype=np.int32, copy=True)))
-        set_(self, "doc_offsets", _readonly(np.array(offsets, dtype=np.int64, copy=True)))
+        set_(self, "words", readonly(np.array(words, dtype=np.int32, copy=True)))
+        set_(self, "doc_offsets", readonly(np.array(offsets, dtype=np.int64, copy=True)))
 
-        names = _check_label_names(self.label_names)
+        names = check_label_names(self.label_names)
         labels = self.labels
         if labels is not None:
-            labels, names = _normalize_labels(labels, names, offsets.size - 1)
-            labels = _readonly(np.array(labels, copy=True))
+            labels, names = normalize_labels(labels, names, offsets.size - 1)
+            labels = readonly(np.array(labels, copy=True))
         set_(self, "labels", labels)
         set_(self, "label_names", names)
 
@@ -594,12 +311,12 @@ class Corpus:
     @cached_property
     def doc_lengths(self) -> np.ndarray:
         """int64 ``[D]``: number of tokens of each document (read-only)."""
-        return _readonly(np.diff(self.doc_offsets))
+        return readonly(np.diff(self.doc_offsets))
 
     @cached_property
     def doc_ids(self) -> np.ndarray:
         """int32 ``[N]``: document index of each token (read-only)."""
-        return _readonly(np.repeat(np.arange(self.num_docs, dtype=np.int32), self.doc_lengths))
+        return readonly(np.repeat(np.arange(self.num_docs, dtype=np.int32), self.doc_lengths))
 
     @property
     def empty_documents(self) -> np.ndarray:
@@ -683,7 +400,7 @@ class Corpus:
             return self.labels
         out = np.zeros((self.num_docs, self.num_classes), dtype=np.int64)
         out[np.arange(self.num_docs), self.labels] = 1
-        return _readonly(out)
+        return readonly(out)
 
     def as_multilabel(self) -> "Corpus":
         """The same documents with :meth:`one_vs_all_labels` as ``[D, L]`` labels
@@ -707,7 +424,7 @@ class Corpus:
         at document 12"``, ``"document 4 has no positive label"``, ...). Returns the
         read-only label array.
         """
-        kind, num_classes = _check_kind(kind, num_classes)
+        kind, num_classes = check_kind(kind, num_classes)
         have = self.label_kind
         if have is None:
             raise InputError(f"a model for {kind} labels needs a corpus with labels; this one has none")
@@ -727,7 +444,7 @@ class Corpus:
             raise InputError(f"a model for {kind} labels cannot use a corpus with {have} labels{hint}")
         if num_classes is None and kind in ("multiclass", "multilabel"):
             num_classes = self.num_classes
-        return _check_classes(self.labels, kind, num_classes, at_least_one)
+        return check_classes(self.labels, kind, num_classes, at_least_one)
 
     # ---------------------------------------------------------------- what was dropped
     def report(self) -> str:
@@ -1204,7 +921,7 @@ def _drop_missing(items, labels, missing_labels: str, what: str):
     if len(labels) != len(items):
         raise InputError(f"labels have {len(labels)} rows but there are {len(items)} {what}")
     keep = np.setdiff1d(np.arange(len(items)), missing)
-    return [items[i] for i in keep], _take(labels, keep), tuple(int(i) for i in missing)
+    return [items[i] for i in keep], take_labels(labels, keep), tuple(int(i) for i in missing)
 
 
 def _as_counts(data, row_of, cols) -> np.ndarray:

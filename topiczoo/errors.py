@@ -23,6 +23,11 @@ class InputError(ValueError):
         self.document = document
         self.detail = message if detail is None else detail
 
+    @classmethod
+    def about_document(cls, document: int, detail: str) -> "InputError":
+        """``"document 3: <detail>"``, with ``document`` and ``detail`` kept for the readers."""
+        return cls(f"document {document}: {detail}", document=document, detail=detail)
+
 
 class InputTypeError(TypeError):
     """Input of the wrong type (a single string where a sequence of texts is expected, ...)."""
