@@ -720,6 +720,9 @@ def test_missing_labels_are_named_or_dropped_with_a_warning():
         ([1 + 2j, 0, 0], TypeError, r"document 0: the label \(1\+2j\) is a complex; labels must be numbers or str"),
         (np.array([1 + 2j, 0, 0]), TypeError, "unsupported label dtype complex128"),
         ([0, 2**70, 1], ValueError, "document 1: class id 1180591620717411303424 does not fit in int64"),
+        # found by the fuzzer: one_vs_all_labels() then tried to allocate [D, 2**62] indicators
+        ([0, 2**62, 1], ValueError, "document 1: class id 4611686018427387904 would make 4,611,686,018,427,387,905 classes"),
+        ([19999, 20000, 19999], ValueError, "document 0: class id 19999 would make 20,000 classes"),
         (np.array([0, 2**63, 1], dtype=np.uint64), ValueError, "does not fit in int64"),
         ([[0, 1], [1, 2], [0, 0]], ValueError, "document 1: multi-label .* entry 1 is 2"),
         (np.array(["a", "b", "c"]).reshape(3, 1), ValueError, r"class names \(str labels\) must be \[D\]"),
@@ -887,3 +890,17 @@ def test_vocabulary_checks():
         small().restrict_vocabulary("apple")
     with pytest.raises(InputTypeError, match="not a single string"):
         small().remove_words("apple")
+
+
+def test_unreadable_files_are_input_errors(tmp_path):
+    # found by the fuzzer: a str vocabulary that is not a file raised a bare FileNotFoundError
+    # or IsADirectoryError
+    docs = tmp_path / "docs.txt"
+    docs.write_text("0 0:1\n")
+    for vocab in ("apple", "."):
+        with pytest.raises(InputError, match=rf"vocabulary '{vocab}' is not a file: a str vocabulary is the path"):
+            Corpus.from_labeled_counts(docs, vocab)
+    with pytest.raises(InputError, match=r"missing.txt: cannot read the file \(No such file or directory\)"):
+        Corpus.from_labeled_counts(tmp_path / "missing.txt", ("a",))
+    with pytest.raises(InputError, match=r"cannot read the file \(Is a directory\)"):
+        read_vocabulary(tmp_path)

@@ -681,6 +681,11 @@ class Corpus:
 
         Returns a Corpus with one document per line (trailing blank lines ignored).
         """
+        if isinstance(vocabulary, str) and not os.path.isfile(vocabulary):
+            raise InputError(
+                f"vocabulary {vocabulary!r} is not a file: a str vocabulary is the path of a "
+                "vocabulary file (pass a sequence of words otherwise)"
+            )
         if isinstance(vocabulary, (str, os.PathLike)):
             vocab = read_vocabulary(vocabulary)
         else:

@@ -34,6 +34,9 @@ def is_int(value) -> bool:
 
 #: the label kinds of :attr:`Corpus.label_kind` and :func:`check_labels`
 LABEL_KINDS = ("binary", "multiclass", "regression", "multilabel")
+#: the most classes unnamed class ids may imply (``L = max id + 1``; every class is a task of
+#: the multi-class models): a larger id is almost surely a raw label such as a year or -100/100
+MAX_CLASSES = 10_000
 
 _MISSING_HINT = (
     "give every document a label, or let Corpus.from_texts / Corpus.from_document_term drop "
@@ -212,6 +215,13 @@ def normalize_labels(labels, names: tuple[str, ...] | None, num_docs: int):
         if names is not None and y.max() >= len(names):
             d = int(np.flatnonzero(y >= len(names))[0])
             raise InputError.about_document(d, f"class id {y[d]} has no name ({len(names)} label_names)")
+        if names is None and y.max() >= MAX_CLASSES:
+            d = int(np.argmax(y >= MAX_CLASSES))
+            raise InputError.about_document(
+                d,
+                f"class id {y[d]} would make {y[d] + 1:,} classes (at most {MAX_CLASSES:,}); class "
+                "ids are 0..L-1 (ratings: float labels; other raw labels: str class names or label_map)",
+            )
     return y, names
 
 

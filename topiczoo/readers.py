@@ -47,10 +47,14 @@ def _check_path(path, what: str = "path") -> Path:
 def read_text(path: str | os.PathLike) -> str:
     """The contents of a UTF-8 text file (a leading byte-order mark is dropped).
 
-    Bytes that are not UTF-8 raise :class:`InputError` naming the file, line and byte.
+    A file that cannot be read (missing, a folder, no permission) raises :class:`InputError`
+    naming it and the reason; bytes that are not UTF-8 name the file, line and byte.
     """
     path = _check_path(path)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:  # missing, a folder, unreadable: one clear error naming the path
+        raise InputError(f"{path}: cannot read the file ({err.strerror or err})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
