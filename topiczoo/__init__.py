@@ -10,10 +10,11 @@ Quick start::
 
 from topiczoo.corpus import Corpus
 from topiczoo.datasets import DATASETS, load_dataset
+from topiczoo.errors import DataLossWarning, InputError, InputTypeError
 from topiczoo.fit import FitResult, fit
 from topiczoo.models import gslda, lda, medlda
 from topiczoo.predict import Prediction, predict
 
 __version__ = "0.1.0"
-__all__ = ["DATASETS", "Corpus", "FitResult", "Prediction", "fit", "gslda", "lda",
-           "load_dataset", "medlda", "predict"]
+__all__ = ["DATASETS", "Corpus", "DataLossWarning", "FitResult", "InputError", "InputTypeError",
+           "Prediction", "fit", "gslda", "lda", "load_dataset", "medlda", "predict"]
