@@ -76,6 +76,14 @@ def test_bad_offsets(offsets, match):
         Corpus(np.array([0, 1, 2]), np.array(offsets), VOCAB)
 
 
+def test_offsets_must_be_integers():
+    assert Corpus(np.zeros(0), np.zeros(1), VOCAB).num_docs == 0  # np.zeros(1): an empty corpus
+    # found by the fuzzer: a float offset overflowed in the cast with a RuntimeWarning
+    for offsets in (np.array([9.22e18]), np.array([0.0, 1.5])):
+        with pytest.raises(InputError, match="doc_offsets must be integers, got dtype float64"):
+            Corpus(np.zeros(0, np.int64), offsets, VOCAB)
+
+
 def test_word_id_out_of_range_names_document_and_id():
     with pytest.raises(ValueError, match=r"document 1: word id 7 .*\[0, 4\)"):
         Corpus(np.array([0, 1, 2, 7, 1]), np.array([0, 2, 5]), VOCAB)

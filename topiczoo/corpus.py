@@ -65,6 +65,7 @@ from .text import (
     Tokenizer,
     check_vocabulary,
     english_stop_words,
+    is_choice,
     make_tokenizer,
     select_words,
     tokenize,
@@ -184,7 +185,7 @@ def _check_texts(texts) -> list[str]:
 
 
 def _check_missing_option(missing_labels) -> None:
-    if missing_labels not in MISSING_LABELS:
+    if not is_choice(missing_labels, MISSING_LABELS):
         raise InputError(f"missing_labels must be 'error' or 'drop', got {missing_labels!r}")
 
 
@@ -252,7 +253,8 @@ class Corpus:
         offsets = _as_index_array(self.doc_offsets, "doc_offsets", "[D+1]")
         if offsets.size < 1:
             raise InputError(f"doc_offsets must be 1-D [D+1] with D >= 0, got shape {offsets.shape}")
-        if offsets.size > 1 and not np.issubdtype(offsets.dtype, np.integer):
+        # an empty corpus may come as np.zeros(1) (a float 0): any other offset must be an integer
+        if not np.issubdtype(offsets.dtype, np.integer) and not (offsets.size == 1 and offsets[0] == 0):
             raise InputError(f"doc_offsets must be integers, got dtype {offsets.dtype}")
         if offsets.dtype.kind == "u" and offsets.max() > np.iinfo(np.int64).max:
             raise InputError(f"doc_offsets must end at N={words.shape[0]} (the number of tokens), got {offsets.max()}")

@@ -287,7 +287,7 @@ def check_labels(
 
 
 def check_kind(kind: str, num_classes) -> tuple[str, int | None]:
-    if kind not in LABEL_KINDS:
+    if not isinstance(kind, str) or kind not in LABEL_KINDS:
         raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
     if num_classes is not None and (not is_int(num_classes) or num_classes < 1):
         raise InputError(f"num_classes must be an integer >= 1, got {num_classes!r}")

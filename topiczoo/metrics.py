@@ -113,6 +113,8 @@ def precision_recall_f1(y_true, y_pred) -> dict:
 def evaluate(kind: str, y_true, y_pred) -> dict:
     """The metrics of a task kind: ``binary``/``multiclass`` -> accuracy; ``regression`` ->
     predictive_r2 and mse; ``multilabel`` ([T, D] indicators) -> precision, recall, f1."""
+    if not isinstance(kind, str):
+        raise InputTypeError(f"the task kind must be one of {', '.join(TASK_KINDS)}, got {type(kind).__name__}")
     if kind in ("binary", "multiclass"):
         return {"accuracy": accuracy(y_true, y_pred)}
     if kind == "regression":

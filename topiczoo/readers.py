@@ -24,7 +24,7 @@ from typing import Mapping
 import numpy as np
 
 from .errors import InputError, InputTypeError
-from .text import CheckedVocabulary, check_vocabulary
+from .text import CheckedVocabulary, check_vocabulary, is_choice
 
 __all__ = ["MAX_TOKENS", "naming_lines", "read_labeled_counts", "read_lines", "read_text", "read_vocabulary"]
 
@@ -182,7 +182,7 @@ def read_labeled_counts(
     checked corpus.
     """
     path = _check_path(path)
-    if label_type not in ("class", "rating"):
+    if not is_choice(label_type, ("class", "rating")):
         raise InputError(f"label_type must be 'class' or 'rating', got {label_type!r}")
     label_map = _check_label_map(label_map)
     if label_map is not None and label_type == "rating":

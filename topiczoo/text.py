@@ -96,6 +96,12 @@ def _normalize_token(token: str) -> str:
     return token
 
 
+def is_choice(value, choices) -> bool:
+    """``value`` is one of ``choices`` (str or None), compared without calling ``==`` on
+    arrays or other objects that compare element-wise."""
+    return any(value is c if c is None else isinstance(value, str) and value == c for c in choices)
+
+
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -146,9 +152,9 @@ class Tokenizer:
                 raise InputTypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if not _is_int(self.min_word_length) or self.min_word_length < 0:
             raise InputError(f"min_word_length must be an integer >= 0, got {self.min_word_length!r}")
-        if self.digits not in DIGIT_RULES:
+        if not is_choice(self.digits, DIGIT_RULES):
             raise InputError(f"digits must be one of {', '.join(map(repr, DIGIT_RULES))}, got {self.digits!r}")
-        if self.unicode_form not in UNICODE_FORMS:
+        if not is_choice(self.unicode_form, UNICODE_FORMS):
             raise InputError(
                 f"unicode_form must be one of {', '.join(map(repr, UNICODE_FORMS))}, got {self.unicode_form!r}"
             )
@@ -379,7 +385,7 @@ def select_words(
         raise InputError(f"min_count must be an integer >= 0, got {min_count!r}")
     if min_count < 0:
         raise InputError(f"min_count must be an integer >= 0, got {min_count!r}")
-    if rank_by not in RANKINGS:
+    if not is_choice(rank_by, RANKINGS):
         raise InputError(f"rank_by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
     if max_vocab is not None and (not _is_int(max_vocab) or max_vocab < 0):
         raise InputError(f"max_vocab must be an integer >= 0 or None, got {max_vocab!r}")
