@@ -1,9 +1,11 @@
 """Tests of topiczoo.datasets on the embedded BBC corpus and the shared corpora (../shared/data)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
-from topiczoo.corpus import english_stop_words
+from topiczoo.corpus import ASCII_TOKENIZER, DataLossWarning, english_stop_words
 from topiczoo.datasets import (
     DATASETS,
     MOVIE_SCALE_CRITICS,
@@ -41,7 +43,9 @@ def check_common(ds: DataSet):
 
 @pytest.fixture(scope="module")
 def bbc():
-    return load_dataset("bbc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataLossWarning)  # the named data sets lose nothing unannounced
+        return load_dataset("bbc")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,11 @@ def test_bbc_binary(bbc):
     assert bbc.test_tokens_dropped > 0
     assert not set(bbc.train.vocabulary) & english_stop_words()
     assert all(w.isalpha() and w.islower() and len(w) >= 2 for w in bbc.train.vocabulary)
+    # the named data sets keep the ASCII tokenizer (numbers and codes dropped), so their counts
+    # did not change when user texts started to keep ids such as w123
+    report = bbc.train.report()
+    assert f"tokenizer {ASCII_TOKENIZER.describe().removeprefix('tokenizer ')}" in report
+    assert " containing a digit" in report and "stop words" in report
 
 
 def test_bbc_five_classes(bbc5):
