@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from topiczoo.corpus import (
+    ASCII_TOKENIZER,
     Corpus,
+    DataLossWarning,
+    InputError,
+    InputTypeError,
+    Tokenizer,
     check_labels,
     kfold_indices,
     read_vocabulary,
@@ -71,6 +76,14 @@ def test_bad_offsets(offsets, match):
         Corpus(np.array([0, 1, 2]), np.array(offsets), VOCAB)
 
 
+def test_offsets_must_be_integers():
+    assert Corpus(np.zeros(0), np.zeros(1), VOCAB).num_docs == 0  # np.zeros(1): an empty corpus
+    # found by the fuzzer: a float offset overflowed in the cast with a RuntimeWarning
+    for offsets in (np.array([9.22e18]), np.array([0.0, 1.5])):
+        with pytest.raises(InputError, match="doc_offsets must be integers, got dtype float64"):
+            Corpus(np.zeros(0, np.int64), offsets, VOCAB)
+
+
 def test_word_id_out_of_range_names_document_and_id():
     with pytest.raises(ValueError, match=r"document 1: word id 7 .*\[0, 4\)"):
         Corpus(np.array([0, 1, 2, 7, 1]), np.array([0, 2, 5]), VOCAB)
@@ -133,11 +146,51 @@ def test_require_nonempty_lists_at_most_ten():
 
 
 def test_tokenize_rules():
-    toks = tokenize("The company's profits DON'T rise: café 2004 mp3 x-ray a I", stop_words=None)
-    assert toks == ["the", "company", "profits", "dont", "rise", "cafe", "ray"]
+    text = "The company's profits DON'T rise: café 2004 mp3 x-ray a I"
+    # the default for user texts keeps numbers and codes (ids such as w123 are words)
+    words = ["the", "company", "profits", "dont", "rise", "cafe", "2004", "mp3", "ray"]
+    assert tokenize(text, stop_words=None) == words
+    assert tokenize(text, stop_words=None, digits="drop-numbers") == [w for w in words if w != "2004"]
+    # the named data sets' tokenizer drops every token with a digit (topiczoo 0.1 behaviour)
+    old = ["the", "company", "profits", "dont", "rise", "cafe", "ray"]
+    assert tokenize(text, ASCII_TOKENIZER, stop_words=None) == old
+    assert tokenize(text, stop_words=None, digits="drop") == old
     assert tokenize("The company's profits", stop_words="english") == ["company", "profits"]
     assert tokenize("a b cd", stop_words=None, min_word_length=1) == ["a", "b", "cd"]
     assert tokenize("Fish and chips", stop_words=["FISH"]) == ["and", "chips"]
+
+
+def test_tokenize_unicode_and_options():
+    # accents are stripped, other letters kept; the ASCII tokenizer splits or skips them
+    assert tokenize("Résumé Ελλάδα Søren naïve", stop_words=None) == ["resume", "ελλαδα", "søren", "naive"]
+    assert tokenize("Résumé Ελλάδα Søren", ASCII_TOKENIZER, stop_words=None) == ["re", "sume", "ren"]
+    assert tokenize("Résumé", stop_words=None, strip_accents=False, unicode_form="NFC") == ["résumé"]
+    assert tokenize("Big Data", stop_words=None, lowercase=False) == ["Big", "Data"]
+    assert tokenize("The Data", lowercase=False) == ["Data"]  # stop words match case-blind
+    assert tokenize("snake_case w-1 x", token_pattern=r"\S+", min_word_length=1, stop_words=None) == [
+        "snake_case", "w-1", "x"]
+    assert tokenize("a1 b22 c333", token_pattern=r"([a-z])\d+", stop_words=None) == ["a1", "b22", "c333"]
+    assert Tokenizer(stop_words=["b", "a", "a"]) == Tokenizer(stop_words=("a", "b"))  # hashable, order-free
+
+
+@pytest.mark.parametrize(
+    "options, error, match",
+    [
+        (dict(token_pattern="[a-z"), ValueError, r"token_pattern '\[a-z' is not a valid regular expression"),
+        (dict(token_pattern=3), TypeError, "token_pattern must be a regular expression"),
+        (dict(digits="no"), ValueError, "digits must be one of 'keep', 'drop-numbers', 'drop'"),
+        (dict(min_word_length=-1), ValueError, "min_word_length must be an integer >= 0"),
+        (dict(min_word_length=2.5), ValueError, "min_word_length"),
+        (dict(lowercase="yes"), TypeError, "lowercase must be True or False"),
+        (dict(unicode_form="NFX"), ValueError, "unicode_form must be one of"),
+        (dict(stop_words="french"), ValueError, "stop_words must be 'english'"),
+        (dict(stop_words=[1, 2]), TypeError, "stop_words must hold str"),
+        (dict(stopwords=None), TypeError, "unknown tokenizer option.*stopwords.*the options are token_pattern"),
+    ],
+)
+def test_tokenizer_options_are_checked(options, error, match):
+    with pytest.raises(error, match=match):
+        Corpus.from_texts(["some text here"], **options)
 
 
 def test_from_texts_stop_words_and_order():
@@ -163,7 +216,8 @@ def test_from_texts_document_frequency_filters():
     assert Corpus.from_texts(TEXTS, min_df=2).vocabulary == ("alpha", "beta", "gamma")
     assert Corpus.from_texts(TEXTS, max_df=0.5).vocabulary == ("delta", "epsilon", "gamma", "zeta")
     assert Corpus.from_texts(TEXTS, max_df=3).vocabulary == ("beta", "delta", "epsilon", "gamma", "zeta")
-    assert Corpus.from_texts(TEXTS, min_df=2, max_df=3).vocabulary == ("beta", "gamma")
+    with pytest.warns(DataLossWarning, match="1 of 4 documents have no token left"):  # the last one
+        assert Corpus.from_texts(TEXTS, min_df=2, max_df=3).vocabulary == ("beta", "gamma")
     with pytest.raises(ValueError, match="max_df"):
         Corpus.from_texts(TEXTS, min_df=3, max_df=2)
 
@@ -174,7 +228,8 @@ def test_from_texts_max_vocab_is_deterministic():
     assert c.vocabulary == ("alpha", "beta", "delta", "gamma")
     assert Corpus.from_texts(list(reversed(TEXTS)), max_vocab=4).vocabulary == c.vocabulary
     assert c.document_words(3) == ["alpha"]  # zeta dropped
-    assert Corpus.from_texts(TEXTS, max_vocab=0).num_tokens == 0
+    with pytest.raises(ValueError, match="all 14 tokens of the 4 texts were dropped: 14 beyond max_vocab=0"):
+        Corpus.from_texts(TEXTS, max_vocab=0)  # an empty corpus is an error, not a result
 
 
 def test_from_texts_with_given_vocabulary():
@@ -404,10 +459,12 @@ def test_filter_vocabulary_min_count_and_rankings():
     # total tf-idf = count * log(D / df): omega 3 log 4 > gamma 2 log 4 > beta = delta = log 4
     # (tie: beta first) > alpha 3 log(4/3)
     texts = ["alpha beta", "alpha gamma gamma", "alpha delta", "omega omega omega"]
-    tfidf = Corpus.from_texts(texts, max_vocab=3, rank_by="tfidf")
+    with pytest.warns(DataLossWarning, match="1 of 4 documents"):
+        tfidf = Corpus.from_texts(texts, max_vocab=3, rank_by="tfidf")
     assert tfidf.vocabulary == ("beta", "gamma", "omega")
     assert Corpus.from_texts(texts).filter_vocabulary(max_vocab=3, rank_by="tfidf").vocabulary == tfidf.vocabulary
-    assert Corpus.from_texts(texts, max_vocab=3).vocabulary == ("alpha", "beta", "delta")
+    with pytest.warns(DataLossWarning, match="1 of 4 documents"):
+        assert Corpus.from_texts(texts, max_vocab=3).vocabulary == ("alpha", "beta", "delta")
     assert Corpus.from_texts(texts, max_vocab=3, rank_by="count").vocabulary == ("alpha", "gamma", "omega")
     assert full.filter_vocabulary() is full  # nothing to drop
     kept = full.filter_vocabulary(min_df=2)
@@ -441,7 +498,8 @@ def test_filter_vocabulary_errors(kwargs, match):
 def test_from_texts_equals_filtering_the_unfiltered_corpus():
     texts = [" ".join(f"w{chr(97 + (i * j) % 7)}x" for j in range(i % 5 + 3)) for i in range(30)]
     kw = dict(min_df=2, max_df=0.6, min_count=3, max_vocab=4, rank_by="tfidf")
-    a = Corpus.from_texts(texts, **kw)
+    with pytest.warns(DataLossWarning, match="6 of 30 documents have no token left"):
+        a = Corpus.from_texts(texts, **kw)
     b = Corpus.from_texts(texts).filter_vocabulary(**kw)
     assert a.vocabulary == b.vocabulary and len(a.vocabulary) == 4
     np.testing.assert_array_equal(a.words, b.words)
@@ -590,3 +648,267 @@ def test_check_labels_on_bare_arrays():
         check_labels(["a", "b"], "binary")
     with pytest.raises(ValueError, match="2 classes"):
         check_labels([0, 1], "binary", num_classes=3)
+
+
+# ------------------------------------------------------------------ issue 9: input cases, drops, report
+
+
+def test_ids_with_digits_are_words_by_default():
+    # texts of ids used to become Corpus(D=200, N=0, V=0) without a word
+    texts = [f"w{i} v{i % 7} w{i + 1}" for i in range(200)]
+    c = Corpus.from_texts(texts)
+    assert (c.num_docs, c.num_tokens) == (200, 600) and {"w123", "v6"} <= set(c.vocabulary)
+    with pytest.raises(InputError, match=(
+        r"^Corpus.from_texts: all 600 tokens of the 200 texts were dropped: 600 containing a digit; "
+        "the corpus would be empty$"
+    )):
+        Corpus.from_texts(texts, digits="drop")
+    with pytest.raises(InputError, match=r"none of the 3 texts contains a token of token_pattern '\[a-z\]\+' \(6 letters"):
+        Corpus.from_texts(["12", "34", "56"], token_pattern="[a-z]+")
+    with pytest.raises(InputError, match="no texts"):
+        Corpus.from_texts([])
+
+
+@pytest.mark.parametrize(
+    "texts, match",
+    [
+        ("one string", r"not a single string; for one document pass \[text\]"),
+        (b"bytes", "not a single bytes object"),
+        ({"a text", "another"}, "ordered sequence"),
+        ({"d0": "a text"}, "ordered sequence"),
+        (["fine", None], r"texts\[1\] is NoneType, expected str"),
+        (42, "ordered sequence"),
+    ],
+)
+def test_texts_must_be_a_sequence_of_str(texts, match):
+    # from_texts("one string") used to make one document per character
+    with pytest.raises(InputTypeError, match=match):
+        Corpus.from_texts(texts)
+
+
+def test_missing_labels_are_named_or_dropped_with_a_warning():
+    texts = ["apple pie", "banana split", "cherry tart", "date cake"]
+    # [0, None, 1, 0] used to make a class named 'None'
+    with pytest.raises(InputError, match=r"^document 1: the label is missing \(None\).*missing_labels='drop'"):
+        Corpus.from_texts(texts, labels=[0, None, 1, 0])
+    with pytest.raises(InputError, match=r"document 2: the label is missing \(nan\)"):
+        Corpus.from_texts(texts, labels=["a", "b", float("nan"), "a"])
+    with pytest.raises(InputError, match=r"document 3: the label is missing \(nan\)"):
+        Corpus.from_texts(texts, labels=[0.5, 0.1, 0.2, np.nan])
+    with pytest.raises(InputError, match=r"non-finite rating at document 3 \(nan\).*missing_labels='drop'"):
+        Corpus.from_texts(texts, labels=np.array([0.5, 0.1, 0.2, np.nan]))
+    with pytest.warns(DataLossWarning, match=r"2 documents with a missing label removed \(input positions 1, 3\)"):
+        c = Corpus.from_texts(texts, labels=[0, None, 1, np.nan], missing_labels="drop")
+    assert c.num_docs == 2 and c.document_words(1) == ["cherry", "tart"]
+    np.testing.assert_array_equal(c.labels, [0, 1])
+    assert "labels missing: 2 (removed: input positions 1, 3)" in c.report()
+    with pytest.warns(DataLossWarning):
+        r = Corpus.from_texts(texts, labels=np.array([0.5, np.nan, 0.1, 0.2]), missing_labels="drop")
+    np.testing.assert_array_equal(r.labels, [0.5, 0.1, 0.2])
+    with pytest.raises(InputError, match="missing_labels must be 'error' or 'drop'"):
+        Corpus.from_texts(texts, labels=[0, 1, 0, 1], missing_labels="skip")
+    with pytest.raises(InputError, match="labels have 3 rows but there are 4 texts"):
+        Corpus.from_texts(texts, labels=[0, None, 1], missing_labels="drop")
+    m = np.array([[1, 0], [0, 1], [1, 1]])
+    with pytest.warns(DataLossWarning, match="input position 0"):
+        d = Corpus.from_document_term(m, ("x", "y"), labels=[None, 1, 0], missing_labels="drop")
+    np.testing.assert_array_equal(d.doc_lengths, [1, 2])
+
+
+@pytest.mark.parametrize(
+    "labels, error, match",
+    [
+        ([0, "a", 1], TypeError, r"labels mix str and numbers \(document 1 has a str, document 0 a number\)"),
+        ([b"x", b"y", b"x"], TypeError, r"document 0: the label b'x' is bytes; decode the labels to str"),
+        (np.array([b"x", b"y", b"x"]), TypeError, "labels are bytes; decode them to str"),
+        ("abc", TypeError, "not a single string"),
+        ({0, 1, 2}, TypeError, "ordered sequence"),
+        ([[0, 1], [1], [0, 1]], ValueError, r"\[D, L\] array of equal-length rows \(the rows differ"),
+        ([0, [1], 0], TypeError, "document 1: the label \\[1\\] is a list"),
+        ([1 + 2j, 0, 0], TypeError, r"document 0: the label \(1\+2j\) is a complex; labels must be numbers or str"),
+        (np.array([1 + 2j, 0, 0]), TypeError, "unsupported label dtype complex128"),
+        ([0, 2**70, 1], ValueError, "document 1: class id 1180591620717411303424 does not fit in int64"),
+        # found by the fuzzer: one_vs_all_labels() then tried to allocate [D, 2**62] indicators
+        ([0, 2**62, 1], ValueError, "document 1: class id 4611686018427387904 would make 4,611,686,018,427,387,905 classes"),
+        ([19999, 20000, 19999], ValueError, "document 0: class id 19999 would make 20,000 classes"),
+        (np.array([0, 2**63, 1], dtype=np.uint64), ValueError, "does not fit in int64"),
+        ([[0, 1], [1, 2], [0, 0]], ValueError, "document 1: multi-label .* entry 1 is 2"),
+        (np.array(["a", "b", "c"]).reshape(3, 1), ValueError, r"class names \(str labels\) must be \[D\]"),
+        (np.zeros((3, 1, 1)), ValueError, r"must be \[D\] or \[D, L\]"),
+        (iter([0, 1, 0]), ValueError, r"must be \[D\] or \[D, L\]"),
+    ],
+)
+def test_labels_of_every_type_fail_clearly(labels, error, match):
+    with pytest.raises(error, match=match):
+        Corpus.from_texts(["aa bb", "cc dd", "ee ff"], labels=labels)
+
+
+def test_labels_of_every_legal_type():
+    w, o = np.array([0, 1, 2]), np.array([0, 1, 2, 3])
+    for raw, kind in [
+        ([True, False, True], "binary"),
+        ([0, 1, 2], "multiclass"),
+        (np.array([0, 1, 1], dtype=np.uint8), "binary"),
+        ([0.5, 1.0, -2.0], "regression"),
+        (np.array([0.5, 1.0, -2.0], dtype=np.float32), "regression"),
+        (["b", "a", "b"], "binary"),
+        (np.array(["b", "a", "b"], dtype=object), "binary"),
+        ([[1, 0], [0, 1], [True, True]], "multilabel"),
+        (np.array([0, 1, 2], dtype=object), "multiclass"),
+    ]:
+        c = Corpus(w, o, VOCAB, labels=raw)
+        assert c.label_kind == kind, raw
+        assert not c.labels.flags.writeable
+    assert Corpus(w, o, VOCAB, labels=["b", "a", "b"]).label_names == ("a", "b")
+    assert Corpus(w, o, VOCAB, labels=[1, 0, 1], label_names=(-100, 100)).label_names == ("-100", "100")
+    with pytest.raises(InputTypeError, match=r"label_names\[0\] must be str, got NoneType"):
+        Corpus(w, o, VOCAB, labels=[1, 0, 1], label_names=(None, "a"))
+
+
+def test_report_counts_every_drop():
+    texts = ["The cat sat on the mat", "a I", "", "Dog 42 dogs"]
+    with pytest.warns(DataLossWarning, match=r"^Corpus.from_texts: 1 of 4 documents have no token left"):
+        c = Corpus.from_texts(texts, labels=[0, 1, 0, 1], digits="drop")
+    assert c.report() == "\n".join([
+        "Corpus(D=4, N=5, V=5, labels=binary)",
+        "from_texts (4 texts, tokenizer digits='drop'): 11 tokens in, 5 kept",
+        "  dropped: 1 containing a digit, 2 shorter than 2 characters, 3 stop words",
+        "  documents emptied: 1",
+        "  labels missing: 0",
+        "empty documents: 2 (indices 1, 2)",
+    ])
+    # the vocabulary filters and restriction to another vocabulary are counted too
+    f = Corpus.from_texts(TEXTS, min_df=2)  # delta, epsilon, zeta x3
+    assert "dropped: 5 in fewer than min_df=2 documents" in f.report()
+    r, dropped = f.restrict_vocabulary(("alpha",))
+    assert dropped == 5 and "restrict_vocabulary (V=1): 9 tokens in, 4 kept" in r.report()
+    assert "dropped: 5 not in the new vocabulary" in r.report()
+    e, _ = f.restrict_vocabulary(("gamma",))
+    assert "documents emptied: 2" in e.report() and e.report().endswith("empty documents: 2 (indices 2, 3)")
+    # letters that no token covers (a custom pattern, or the ASCII tokenizer on other scripts)
+    with pytest.warns(DataLossWarning, match="1 of 2 documents have no token left; 6 letters/digits are outside every token"):
+        g = Corpus.from_texts(["αβγ δεζ", "plain text words"], tokenizer=ASCII_TOKENIZER)
+    assert "letters/digits outside every token: 6" in g.report()
+    assert small().report().splitlines()[1:] == ["built from arrays: no drops recorded", "empty documents: 1 (index 1)"]
+
+
+def test_from_texts_with_vocabulary_rejects_ignored_filters():
+    with pytest.raises(InputError, match="min_df, max_vocab filter the vocabulary built from the texts"):
+        Corpus.from_texts(["alpha beta"], vocabulary=("alpha",), min_df=2, max_vocab=5)
+    with pytest.raises(InputError, match="vocabulary= option.*'alpha' appears twice"):
+        Corpus.from_texts(["alpha beta"], vocabulary=("alpha", "alpha"))
+    c = Corpus.from_texts(["alpha beta gamma", "beta"], vocabulary=("alpha", "beta"))
+    assert "dropped: 1 not in the given vocabulary" in c.report()
+
+
+def test_from_document_term_empty_input_is_an_error():
+    with pytest.raises(InputError, match="no rows"):
+        Corpus.from_document_term(np.zeros((0, 4)), VOCAB)
+    with pytest.raises(InputError, match="every entry of the document-term matrix is zero"):
+        Corpus.from_document_term(np.zeros((2, 4)), VOCAB)
+    with pytest.raises(InputError, match=r"entry \[0, 1\] is 1000000000000.0, more than 2,147,483,647 tokens"):
+        Corpus.from_document_term(np.array([[0, 1e12, 0, 0]]), VOCAB)
+    with pytest.raises(InputError, match="must be numbers, got dtype <U1"):
+        Corpus.from_document_term(np.array([["a", "b", "c", "d"]]), VOCAB)
+    with pytest.raises(InputError, match=r"2-D \[D, V\] array of counts"):
+        Corpus.from_document_term([[1, 2, 3, 4], [1]], VOCAB)
+
+
+@pytest.mark.parametrize(
+    "content, line, what",
+    [
+        # issue 9: a non-UTF-8 byte used to raise a bare UnicodeDecodeError without the file
+        (b"0 0:1\n1 1:\xff2\n", 2, r"the byte 0xff \(byte 5 of the line\) is not UTF-8"),
+        # issue 9: a Unicode digit used to fail without a line, or be read as a number
+        ("0 0:1\n1 1:\u0663\n".encode(), 2, r"count '\u0663' contains the non-ASCII digit U\+0663 \(ARABIC-INDIC DIGIT THREE\)"),
+        ("0 0:1\n\u0661 1:1\n".encode(), 2, r"label '\u0661' contains the non-ASCII digit U\+0661"),
+        ("0 0:1\n1 \u00b2:1\n".encode(), 2, r"word id '\u00b2' contains the non-ASCII digit U\+00B2 \(SUPERSCRIPT TWO\)"),
+        ("0 0:1\n1\u00a01:1\n".encode(), 2, r"U\+00A0 \(NO-BREAK SPACE\) at column 2 separates fields"),
+        (b"0 0:1\n1_0 1:1\n", 2, r"label '1_0' is not an integer class id"),
+        (b"0 0:1\n1 1:99999999999999999999\n", 2, "the number 99999999999999999999 is too large"),
+        (b"0 0:1\n1 1:3000000000\n", 2, "count 3000000000 is more than 2,147,483,647 tokens"),
+        (b"0 0:1\n0 1:1\n-2 0:1\n", 3, "class id -2 is negative"),
+        (b"0 0:1\n1 0:1 5:2\n", 2, r"word id 5 is outside the vocabulary \[0, 3\)"),
+        (b"0 0:1\n1 0:1 1:\n", 2, r"token '1:': the count is missing"),
+    ],
+)
+def test_labeled_counts_errors_name_file_and_line(tmp_path, content, line, what):
+    p = tmp_path / "docs.txt"
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=rf"^{p}: line {line}: .*{what}"):
+        Corpus.from_labeled_counts(p, ("a", "b", "c"))
+
+
+def test_labeled_counts_ratings_and_whole_file_problems(tmp_path):
+    p = tmp_path / "docs.txt"
+    p.write_bytes(b"\xef\xbb\xbf0.5 0:1\r\n1e999 1:1\r\n")  # a BOM and CRLF line ends are fine
+    with pytest.raises(InputError, match=rf"^{p}: line 2: non-finite rating \(inf\)"):
+        Corpus.from_labeled_counts(p, ("a", "b"), label_type="rating")
+    p.write_text("0.5 0:1\nnan 1:1\n")
+    with pytest.raises(InputError, match="line 2: label 'nan' is not a decimal number"):
+        Corpus.from_labeled_counts(p, ("a", "b"), label_type="rating")
+    p.write_text("0.5 0:1\n-1.5e-1 1:2\n\n")
+    r = Corpus.from_labeled_counts(p, ("a", "b"), label_type="rating")
+    np.testing.assert_array_equal(r.labels, [0.5, -0.15])
+    assert r.report().splitlines()[1] == f"from_labeled_counts ({p}): 3 tokens in, 3 kept"
+    p.write_text("")
+    with pytest.raises(InputError, match=rf"^{p}: the file has no documents"):
+        Corpus.from_labeled_counts(p, ("a", "b"))
+    p.write_text("0\n1 0:0\n")
+    with pytest.raises(InputError, match=rf"^{p}: all 2 documents are empty"):
+        Corpus.from_labeled_counts(p, ("a", "b"))
+    p.write_text("x 0:1\n")
+    with pytest.raises(TypeError, match=r"label_map\['x'\] must be an int class id"):
+        Corpus.from_labeled_counts(p, ("a", "b"), label_map={"x": "zero"})
+    with pytest.raises(ValueError, match="label_type must be 'class' or 'rating'"):
+        Corpus.from_labeled_counts(p, ("a", "b"), label_type="ordinal")
+    with pytest.raises(TypeError, match="path must be a file path"):
+        Corpus.from_labeled_counts(3, ("a", "b"))
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"apple\n\xe9t\xe9\n", r"line 2: the byte 0xe9"),
+        (b"apple\n\nbanana\n", "line 2: blank vocabulary entry"),
+        (b"apple\nbanana \n", "line 2: the word 'banana ' has leading or trailing whitespace"),
+        (b"apple\nbanana\napple\n", r"vocab.txt: word 'apple' appears twice \(lines 1 and 3\)"),
+        (b"", "the vocabulary file is empty"),
+    ],
+)
+def test_vocabulary_file_errors_name_the_line(tmp_path, content, match):
+    v = tmp_path / "vocab.txt"
+    v.write_bytes(content)
+    with pytest.raises(InputError, match=match):
+        read_vocabulary(v)
+    (tmp_path / "docs.txt").write_text("0 0:1\n")
+    with pytest.raises(InputError, match=match):
+        Corpus.from_labeled_counts(tmp_path / "docs.txt", v)
+
+
+def test_vocabulary_checks():
+    w, o = np.array([0]), np.array([0, 1])
+    with pytest.raises(InputTypeError, match="not a single string"):
+        Corpus(w, o, "abc")
+    with pytest.raises(InputTypeError, match="ordered sequence of words"):
+        Corpus(w, o, {"a", "b"})
+    with pytest.raises(InputTypeError, match="entries must be str, got int at id 1"):
+        Corpus(w, o, ("a", 2))
+    with pytest.raises(InputTypeError, match="not a single string"):
+        small().restrict_vocabulary("apple")
+    with pytest.raises(InputTypeError, match="not a single string"):
+        small().remove_words("apple")
+
+
+def test_unreadable_files_are_input_errors(tmp_path):
+    # found by the fuzzer: a str vocabulary that is not a file raised a bare FileNotFoundError
+    # or IsADirectoryError
+    docs = tmp_path / "docs.txt"
+    docs.write_text("0 0:1\n")
+    for vocab in ("apple", "."):
+        with pytest.raises(InputError, match=rf"vocabulary '{vocab}' is not a file: a str vocabulary is the path"):
+            Corpus.from_labeled_counts(docs, vocab)
+    with pytest.raises(InputError, match=r"missing.txt: cannot read the file \(No such file or directory\)"):
+        Corpus.from_labeled_counts(tmp_path / "missing.txt", ("a",))
+    with pytest.raises(InputError, match=r"cannot read the file \(Is a directory\)"):
+        read_vocabulary(tmp_path)

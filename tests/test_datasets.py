@@ -1,9 +1,11 @@
 """Tests of topiczoo.datasets on the embedded BBC corpus and the shared corpora (../shared/data)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
-from topiczoo.corpus import english_stop_words
+from topiczoo.corpus import ASCII_TOKENIZER, DataLossWarning, english_stop_words
 from topiczoo.datasets import (
     DATASETS,
     MOVIE_SCALE_CRITICS,
@@ -41,7 +43,9 @@ def check_common(ds: DataSet):
 
 @pytest.fixture(scope="module")
 def bbc():
-    return load_dataset("bbc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataLossWarning)  # the named data sets lose nothing unannounced
+        return load_dataset("bbc")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,11 @@ def test_bbc_binary(bbc):
     assert bbc.test_tokens_dropped > 0
     assert not set(bbc.train.vocabulary) & english_stop_words()
     assert all(w.isalpha() and w.islower() and len(w) >= 2 for w in bbc.train.vocabulary)
+    # the named data sets keep the ASCII tokenizer (numbers and codes dropped), so their counts
+    # did not change when user texts started to keep ids such as w123
+    report = bbc.train.report()
+    assert f"tokenizer {ASCII_TOKENIZER.describe().removeprefix('tokenizer ')}" in report
+    assert " containing a digit" in report and "stop words" in report
 
 
 def test_bbc_five_classes(bbc5):
@@ -146,8 +155,23 @@ def test_missing_data_dir_names_the_path(tmp_path):
     msg = str(err.value)
     assert str(missing / "20news" / "binary" / "train.txt") in msg
     assert "--data-dir" in msg and "TOPICZOO_DATA" in msg
+    assert f"the data folder {missing} does not exist" in msg
     with pytest.raises(FileNotFoundError, match="poliblog"):
         load_dataset("poliblog", data_dir=missing)
+
+
+def test_data_dir_is_not_ignored_for_the_embedded_sets(tmp_path):
+    # issue 9: load_dataset("bbc", data_dir="/nonexistent") used to ignore the folder silently
+    missing = tmp_path / "nonexistent"
+    for name in ("bbc", "bbc-5"):
+        with pytest.raises(FileNotFoundError, match=rf"data_dir {missing} does not exist.*{name!r} is embedded"):
+            load_dataset(name, data_dir=missing)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_folds("bbc", data_dir=missing)
+    with pytest.warns(UserWarning, match=rf"'bbc' is embedded .*data_dir='{tmp_path}' is not used"):
+        load_dataset("bbc", data_dir=tmp_path)
+    with pytest.raises(TypeError, match="data_dir must be a folder path"):
+        load_dataset("bbc", data_dir=3)
 
 
 def test_find_data_dir_precedence(tmp_path, monkeypatch):

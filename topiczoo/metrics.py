@@ -1,34 +1,111 @@
-"""Test metrics of the papers: accuracy, predictive R^2, MSE, multi-label precision/recall/F1."""
+"""Test metrics of the papers: accuracy, predictive R^2, MSE, multi-label precision/recall/F1.
+
+Every metric takes ``(y_true, y_pred)`` of the same shape with at least one entry and raises
+:class:`~topiczoo.errors.InputError` naming the metric and both shapes otherwise (a length-1
+prediction is never broadcast against the test labels). Regression metrics need finite
+numbers and name the first entry that is not.
+"""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from .errors import InputError, InputTypeError
+
+__all__ = ["accuracy", "evaluate", "mean_squared_error", "precision_recall_f1", "predictive_r2"]
+
+TASK_KINDS = ("binary", "multiclass", "regression", "multilabel")
+
+
+def _where(mask: np.ndarray) -> str:
+    """``[i]`` or ``[i, j]``: the first position where ``mask`` holds."""
+    pos = tuple(int(i) for i in np.argwhere(mask)[0])
+    return "[" + ", ".join(map(str, pos)) + "]"
+
+
+def _pair(metric: str, y_true, y_pred, *, real: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Both arrays, checked: same shape, not empty, finite numbers when ``real``."""
+    arrays = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if isinstance(y, (str, bytes)):
+            raise InputTypeError(f"{metric}: {name} must be an array with one entry per document, not a single string")
+        try:
+            arrays.append(np.asarray(y))
+        except (ValueError, TypeError) as err:
+            raise InputError(f"{metric}: {name} is not an array of equal-length rows ({err})") from None
+    a, b = arrays
+    if a.shape != b.shape:
+        raise InputError(
+            f"{metric}: y_true has shape {a.shape} but y_pred has shape {b.shape}; "
+            "they must match (one prediction per test label)"
+        )
+    if a.ndim == 0:
+        raise InputError(f"{metric}: y_true and y_pred must be arrays (one entry per document), got scalars")
+    if a.size == 0:
+        raise InputError(f"{metric}: no documents to score (y_true and y_pred are empty)")
+    numeric = [y.dtype.kind in "biuf" for y in (a, b)]
+    if numeric[0] != numeric[1] or (real and not all(numeric)):
+        raise InputTypeError(
+            f"{metric}: y_true ({a.dtype}) and y_pred ({b.dtype}) must both be "
+            + ("numbers" if real else "numbers or both str")
+        )
+    if real:
+        for name, y in (("y_true", a), ("y_pred", b)):
+            bad = ~np.isfinite(y.astype(np.float64))
+            if bad.any():
+                raise InputError(f"{metric}: {name}{_where(bad)} is {y[tuple(np.argwhere(bad)[0])]}, not a finite number")
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    return a, b
 
 
 def accuracy(y_true, y_pred) -> float:
-    """Fraction of equal entries."""
-    return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+    """Fraction of entries where ``y_pred`` equals ``y_true`` (arrays of the same shape)."""
+    a, b = _pair("accuracy", y_true, y_pred)
+    return float(np.mean(a == b))
 
 
 def mean_squared_error(y_true, y_pred) -> float:
     """mean (y - yhat)^2, in squared response units."""
-    y_true, y_pred = np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64)
-    return float(np.mean((y_true - y_pred) ** 2))
+    a, b = _pair("mean_squared_error", y_true, y_pred, real=True)
+    return float(np.mean((a - b) ** 2))
 
 
 def predictive_r2(y_true, y_pred) -> float:
     """Predictive R^2 of the sLDA and MedLDA papers: 1 - sum (y - yhat)^2 / sum (y - mean y)^2
-    (the mean of the test responses; negative when worse than predicting that mean)."""
-    y_true, y_pred = np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64)
-    return float(1.0 - np.sum((y_true - y_pred) ** 2) / np.sum((y_true - y_true.mean()) ** 2))
+    (the mean of the test responses; negative when worse than predicting that mean).
+
+    Undefined when all test responses are equal: a ``RuntimeWarning`` says so and the result is nan.
+    """
+    a, b = _pair("predictive_r2", y_true, y_pred, real=True)
+    spread = np.sum((a - a.mean()) ** 2)
+    if spread == 0.0:
+        warnings.warn(
+            f"predictive_r2: all {a.size} test responses equal {a.flat[0]}, so R^2 is undefined; "
+            "returning nan (mean_squared_error is defined)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return float("nan")
+    return float(1.0 - np.sum((a - b) ** 2) / spread)
 
 
 def precision_recall_f1(y_true, y_pred) -> dict:
-    """Micro-averaged precision, recall and F1 of 0/1 indicator arrays of one shape."""
-    y_true, y_pred = np.asarray(y_true).astype(bool), np.asarray(y_pred).astype(bool)
-    tp = np.sum(y_true & y_pred)
-    precision = tp / max(np.sum(y_pred), 1)
-    recall = tp / max(np.sum(y_true), 1)
+    """Micro-averaged precision, recall and F1 of 0/1 (or bool) indicator arrays of one shape."""
+    a, b = _pair("precision_recall_f1", y_true, y_pred)
+    for name, y in (("y_true", a), ("y_pred", b)):
+        if y.dtype.kind not in "biuf":
+            raise InputTypeError(f"precision_recall_f1: {name} must be 0/1 indicators, got dtype {y.dtype}")
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            raise InputError(
+                f"precision_recall_f1: {name}{_where(bad)} is {y[tuple(np.argwhere(bad)[0])]}, not a 0/1 indicator"
+            )
+    a, b = a.astype(bool), b.astype(bool)
+    tp = np.sum(a & b)
+    precision = tp / max(np.sum(b), 1)
+    recall = tp / max(np.sum(a), 1)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return {"precision": float(precision), "recall": float(recall), "f1": float(f1)}
 
@@ -36,6 +113,8 @@ def precision_recall_f1(y_true, y_pred) -> dict:
 def evaluate(kind: str, y_true, y_pred) -> dict:
     """The metrics of a task kind: ``binary``/``multiclass`` -> accuracy; ``regression`` ->
     predictive_r2 and mse; ``multilabel`` ([T, D] indicators) -> precision, recall, f1."""
+    if not isinstance(kind, str):
+        raise InputTypeError(f"the task kind must be one of {', '.join(TASK_KINDS)}, got {type(kind).__name__}")
     if kind in ("binary", "multiclass"):
         return {"accuracy": accuracy(y_true, y_pred)}
     if kind == "regression":
@@ -43,4 +122,4 @@ def evaluate(kind: str, y_true, y_pred) -> dict:
                 "mse": mean_squared_error(y_true, y_pred)}
     if kind == "multilabel":
         return precision_recall_f1(y_true, y_pred)
-    raise ValueError(f"unknown task kind {kind!r}")
+    raise InputError(f"unknown task kind {kind!r}; choose one of {', '.join(TASK_KINDS)}")

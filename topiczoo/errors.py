@@ -1,0 +1,39 @@
+"""The exceptions and the warning raised for bad or lossy input.
+
+Every check of user input in :mod:`topiczoo.text`, :mod:`topiczoo.corpus`,
+:mod:`topiczoo.readers`, :mod:`topiczoo.splits`, :mod:`topiczoo.datasets` and
+:mod:`topiczoo.metrics` raises one of these (missing files raise ``FileNotFoundError``).
+Both exceptions subclass the built-in ones, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DataLossWarning", "InputError", "InputTypeError"]
+
+
+class InputError(ValueError):
+    """Invalid input: the message names the file and line, the document, or the option.
+
+    ``document`` is the index of the offending document when there is one (readers use it to
+    name the line of the file instead) and ``detail`` the message without the location.
+    """
+
+    def __init__(self, message: str, *, document: int | None = None, detail: str | None = None):
+        super().__init__(message)
+        self.document = document
+        self.detail = message if detail is None else detail
+
+    @classmethod
+    def about_document(cls, document: int, detail: str) -> "InputError":
+        """``"document 3: <detail>"``, with ``document`` and ``detail`` kept for the readers."""
+        return cls(f"document {document}: {detail}", document=document, detail=detail)
+
+
+class InputTypeError(TypeError):
+    """Input of the wrong type (a single string where a sequence of texts is expected, ...)."""
+
+
+class DataLossWarning(UserWarning):
+    """Legal input that lost something on the way in: documents emptied by tokenizing,
+    letters outside every token, documents removed for a missing label. The message gives
+    the counts; ``corpus.report()`` lists everything that was dropped."""
