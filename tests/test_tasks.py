@@ -53,3 +53,30 @@ def test_wrong_label_kinds_are_named():
         Task.of(("binary",), Corpus(WORDS, OFFSETS, VOCAB))
     with pytest.raises(ValueError, match="task kind must be one of"):
         Task("ordinal")
+
+
+def test_multilabel_metrics_are_micro_and_macro():
+    from topiczoo.metrics import precision_recall_f1
+
+    truth, predicted = np.array([[1, 0], [1, 1], [0, 0]]), np.array([[1, 1], [0, 1], [0, 0]])
+    out = precision_recall_f1(truth, predicted)
+    # pooled: 2 true positives of 3 predicted and 3 true; per label: (1, 1/2) and (1/2, 1)
+    assert out["precision"] == pytest.approx(2 / 3) and out["recall"] == pytest.approx(2 / 3)
+    assert out["macro_precision"] == pytest.approx(0.75)
+    assert out["macro_recall"] == pytest.approx(0.75)
+    assert out["macro_f1"] == pytest.approx(2 / 3)
+
+
+def test_predicting_documents_with_no_known_word_warns_with_counts():
+    from topiczoo import DataLossWarning, fit, gslda, predict
+
+    train = _corpus([0, 1, 1])
+    test = Corpus(np.array([0, 1], np.int32), np.array([0, 2, 2, 2]), VOCAB,
+                  labels=np.array([0, 1, 1]))
+    result = fit(gslda(2), train, num_chains=1, num_iterations=4, num_snapshots=1,
+                 progress=False)
+    with pytest.warns(DataLossWarning, match="2 of 3 test documents have no tokens"):
+        prediction = predict(result, test, num_burnin=1, num_draws=1)
+    assert prediction.labels().shape == (3,)
+    with pytest.raises(ValueError, match="shape"):
+        prediction.accuracy([0, 1])

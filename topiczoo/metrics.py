@@ -91,8 +91,19 @@ def predictive_r2(y_true, y_pred) -> float:
     return float(1.0 - np.sum((a - b) ** 2) / spread)
 
 
+def _prf(a, b) -> tuple:
+    tp = np.sum(a & b)
+    precision = tp / max(np.sum(b), 1)
+    recall = tp / max(np.sum(a), 1)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return float(precision), float(recall), float(f1)
+
+
 def precision_recall_f1(y_true, y_pred) -> dict:
-    """Micro-averaged precision, recall and F1 of 0/1 (or bool) indicator arrays of one shape."""
+    """Precision, recall and F1 of 0/1 (or bool) indicator arrays of one shape [D, L]:
+    micro-averaged (``precision``, ``recall``, ``f1``: counts pooled over all labels) and, for
+    two-dimensional arrays, macro-averaged (``macro_precision``, ``macro_recall``,
+    ``macro_f1``: the mean over the L labels, columns, of each label's own figure)."""
     a, b = _pair("precision_recall_f1", y_true, y_pred)
     for name, y in (("y_true", a), ("y_pred", b)):
         if y.dtype.kind not in "biuf":
@@ -103,16 +114,20 @@ def precision_recall_f1(y_true, y_pred) -> dict:
                 f"precision_recall_f1: {name}{_where(bad)} is {y[tuple(np.argwhere(bad)[0])]}, not a 0/1 indicator"
             )
     a, b = a.astype(bool), b.astype(bool)
-    tp = np.sum(a & b)
-    precision = tp / max(np.sum(b), 1)
-    recall = tp / max(np.sum(a), 1)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return {"precision": float(precision), "recall": float(recall), "f1": float(f1)}
+    precision, recall, f1 = _prf(a, b)
+    out = {"precision": precision, "recall": recall, "f1": f1}
+    if a.ndim == 2:
+        per_label = np.array([_prf(a[:, j], b[:, j]) for j in range(a.shape[1])])
+        out.update(macro_precision=float(per_label[:, 0].mean()),
+                   macro_recall=float(per_label[:, 1].mean()),
+                   macro_f1=float(per_label[:, 2].mean()))
+    return out
 
 
 def evaluate(kind: str, y_true, y_pred) -> dict:
     """The metrics of a task kind: ``binary``/``multiclass`` -> accuracy; ``regression`` ->
-    predictive_r2 and mse; ``multilabel`` ([T, D] indicators) -> precision, recall, f1."""
+    predictive_r2 and mse; ``multilabel`` ([D, L] indicators) -> micro and macro precision,
+    recall, f1."""
     if not isinstance(kind, str):
         raise InputTypeError(f"the task kind must be one of {', '.join(TASK_KINDS)}, got {type(kind).__name__}")
     if kind in ("binary", "multiclass"):

@@ -29,6 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topiczoo.errors import DataLossWarning
+from topiczoo.metrics import accuracy
+
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
 #: What :meth:`Prediction.decision_scores` may average.
@@ -142,23 +145,13 @@ class Prediction:
         """The task's metrics (``Task.metrics``) of the predictions against ``truth`` (the test
         corpus's labels, same orientation): accuracy; precision / recall / F1; predictive R^2
         and MSE."""
-        truth = np.asarray(truth)
-        predicted = self.labels(strategy, average)
-        if truth.shape != predicted.shape:
-            raise ValueError(f"labels have shape {truth.shape}; the predictions have shape "
-                             f"{predicted.shape}")
-        return self.task.metrics(truth, predicted)
+        return self.task.metrics(truth, self.labels(strategy, average))
 
     def accuracy(self, truth, strategy: str = "ma", average: str = "scores") -> float:
         """Fraction of test documents (multi-label: document-label pairs) predicted right."""
         if self.task.kind == "regression":
             raise TypeError("a regression has no accuracy; use metrics() (predictive R^2, MSE)")
-        truth = np.asarray(truth)
-        predicted = self.labels(strategy, average)
-        if truth.shape != predicted.shape:
-            raise ValueError(f"labels have shape {truth.shape}; the predictions have shape "
-                             f"{predicted.shape}")
-        return float(np.mean(predicted == truth))
+        return accuracy(truth, self.labels(strategy, average))
 
 
 def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
@@ -176,7 +169,7 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
         warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
                       f"document {empty[0]}): none of their words is in the training "
                       "vocabulary, so their scores are the prior's, the same for all of them",
-                      UserWarning, stacklevel=3)
+                      DataLossWarning, stacklevel=3)
     for c in range(result.num_chains):
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
