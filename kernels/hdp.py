@@ -1,0 +1,749 @@
+"""The supervised hierarchical Dirichlet process (sHDP): state, exact blocks, monitors.
+
+Model (``topiczoo.models.shdp``, Dai and Storkey eqs 8-12): G0 ~ DP(gamma, H) with
+H = Dir(beta 1_V) x N(0, nu2 I_T) (a topic's word distribution and its coefficient in each
+task); G_d ~ DP(alpha, G0); each token draws a topic from G_d and a word from it; the response
+of document d links y_d to omega_d = eta . zbar_d through ``response`` (any response of
+``kernels/responses.py``: its Gaussian form exp(psi omega - rho omega^2 / 2) given the
+augmentation). alpha and gamma are fixed, or Gamma(a, b) a priori (default Gamma(1, 1)).
+
+Direct-assignment representation (Teh et al. 2006). The state holds the topic z of every
+token with its counts, the stick weights beta_k of the occupied topics and the unrepresented
+mass beta_new (so sum_k beta_k + beta_new = 1), eta of the occupied topics, alpha, gamma and
+the response's augmentation. The target is
+
+    pi(z, beta, eta, alpha, gamma)  propto  p(alpha) p(gamma) gamma^K beta_new^(gamma-1)
+        prod_k beta_k^-1 N(eta_k; 0, nu2)
+        prod_d [Gamma(alpha) / Gamma(alpha + N_d) prod_k Gamma(alpha beta_k + n_dk) / Gamma(alpha beta_k)]
+        prod_k [Gamma(V beta) / Gamma(n_k + V beta) prod_w Gamma(n_wk + beta) / Gamma(beta)]
+        x the response factors
+
+(the first line is G0's stick-breaking law of the weights of K labelled topics and of the rest;
+it integrates over beta to the Chinese-restaurant-franchise prior of the partition). Each block
+below draws from an exact conditional of it (or of an extension by auxiliary variables):
+
+* ``topics_block``: every z_dn in turn (eq 13): with the token removed, an existing topic k
+  has weight (n_dk + alpha beta_k) (n_wk + beta) / (n_k + V beta) times the response factor
+  with omega_d(k) = (eta_k + sum_{m != n} eta_{z_m}) / N_d; a new topic has weight
+  alpha beta_new / V times the response factor at its own eta_new. The new topic's eta is not
+  integrable in closed form for every response, so Neal's algorithm 8: ``num_aux`` = m
+  auxiliary topics, each of weight alpha beta_new / (m V), with eta drawn from the prior
+  N(0, nu2) afresh for every token, except that when the token was alone in its topic the
+  first one keeps that topic's eta. A topic emptied by the removal dies: its weight returns to
+  beta_new (the block (z_dn, beta_k) is drawn jointly given beta_k + beta_new, which integrates
+  to the weights above). A born topic takes b beta_new, b ~ Beta(1, gamma), leaving
+  (1 - b) beta_new, and the eta of the auxiliary topic chosen.
+* ``global_block``: the table counts m_dk by the Antoniak scheme (eq 14; the seating of a
+  Chinese restaurant given the counts); then, given m, (gamma, beta) jointly: gamma by
+  Escobar and West's auxiliary variable given K and m.. (beta integrated out), and
+  beta ~ Dir(m_.1, ..., m_.K, gamma) (eq 15); then alpha by Teh et al.'s auxiliary variables
+  given m.. and the N_d. m is redrawn by this block every time it runs, so the block is valid
+  on its own (in any order or mixture of blocks).
+* ``eta_block``: eta_t | Z, augmentation, Gaussian with precision I / nu2 + sum_d rho_td
+  zbar_d zbar_d^T over the occupied topics (the conditional of ``kernels/eta.draw_eta``);
+  empty slots hold 0 (an empty slot's eta is no part of the state: a born topic takes its
+  auxiliary's).
+* ``augmentation_block``: the response's own draw given omega.
+
+Static capacity. Arrays have a static number of topic slots ``Kcap`` (shapes are static
+inside a numpyro run). Births take the lowest free slot; nothing any block computes or draws
+depends on Kcap (the sweep loops over the occupied slots in slot order, draws the same
+variates whatever the capacity, the eta draw works on the occupied topics only), so a run
+with a larger capacity gives identical draws. When a birth finds no free slot the sweep
+puts the token back, stops, and sets the sticky ``overflow`` flag: the driver then grows
+the capacity (:func:`grow`) of the state it started the chunk from and redoes the chunk with
+the same keys.
+
+Host randomness: each host block seeds its generator from the JAX key; all work under jit,
+lax loops and vmap (``vmap_method="expand_dims"``: one host call loops over the chains).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+from jax.scipy.special import gammaln
+
+from topiczoo.kernels.topics import _search
+
+# Test-only mutants (``_mutant=``): deliberately wrong rules that the tests must catch.
+MUTANT_NONE = 0
+MUTANT_NEW_TOPIC_ALPHA = 1  # topics_block: new-topic weight alpha instead of alpha beta_new
+MUTANT_TABLES_MINIMAL = 2  # global_block: m_dk = 1 wherever n_dk > 0 ("minimal path")
+MUTANT_TABLES_OFF_BY_ONE = 3  # global_block: customer i+1 opens a table w.p. ab / (ab + i + 1)
+
+
+class SHDPState(NamedTuple):
+    """State of one sHDP chain with ``Kcap`` topic slots (occupied: n_k > 0).
+
+    z:            int32 [N]          topic slot of each token
+    n_dk:         int32 [D, Kcap]    tokens of document d in topic k
+    n_wk:         int32 [V, Kcap]    tokens of word w in topic k (word-major)
+    n_k:          int32 [Kcap]       tokens in topic k
+    beta_weights: float32 [Kcap]     stick weight of each occupied topic, 0 on empty slots
+    beta_new:     float32 []         the unrepresented mass, 1 - sum(beta_weights)
+    eta:          float32 [T, Kcap]  coefficient of each occupied topic per task, 0 on empty slots
+    alpha:        float32 []         document-level concentration
+    gamma:        float32 []         top-level concentration
+    augmentation: float32 [T, D] (the response's shape; [T, D, 2] epsilon-insensitive)
+    m_k:          int32 [Kcap]       table counts m_.k of the last global block (diagnostic)
+    overflow:     bool []            a birth found no free slot (sticky; see module docstring)
+    """
+
+    z: jax.Array
+    n_dk: jax.Array
+    n_wk: jax.Array
+    n_k: jax.Array
+    beta_weights: jax.Array
+    beta_new: jax.Array
+    eta: jax.Array
+    alpha: jax.Array
+    gamma: jax.Array
+    augmentation: jax.Array
+    m_k: jax.Array
+    overflow: jax.Array
+
+    @property
+    def capacity(self) -> int:
+        return self.n_k.shape[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Host plumbing
+
+
+def _seed_from_key(key) -> jax.Array:
+    """Two uint32 words of host seed derived from a JAX key (reproducible per chain)."""
+    return jax.random.bits(key, (2,), jnp.uint32)
+
+
+def _numba_seed(seed) -> int:
+    seed = np.asarray(seed, np.uint64)
+    return int((seed[0] << np.uint64(32)) | seed[1]) % (2**32 - 1)
+
+
+def _host_batched(one, core_ndim0):
+    """Wrap a per-chain host function for ``vmap_method="expand_dims"``.
+
+    ``one(*arrays) -> tuple of arrays``. Unbatched, the first argument has ``core_ndim0``
+    dimensions; under vmap every argument has a leading axis (of size 1 where not batched) and
+    each chain is computed with its own row.
+    """
+
+    def host(*args):
+        args = [np.asarray(a) for a in args]
+        if args[0].ndim == core_ndim0:
+            return one(*args)
+        num = max(a.shape[0] for a in args)
+        outs = [one(*(a[min(c, a.shape[0] - 1)] for a in args)) for c in range(num)]
+        return tuple(np.stack([o[i] for o in outs]) for i in range(len(outs[0])))
+
+    return host
+
+
+# ---------------------------------------------------------------------------------------------
+# The topic sweep (eq 13)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _insert_sorted(active, num_active, slot):
+    i = num_active
+    while i > 0 and active[i - 1] > slot:
+        active[i] = active[i - 1]
+        i -= 1
+    active[i] = slot
+    return num_active + 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _remove_sorted(active, num_active, slot):
+    i = 0
+    while active[i] != slot:
+        i += 1
+    for j in range(i, num_active - 1):
+        active[j] = active[j + 1]
+    return num_active - 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, psi, rho, beta,
+               nu2, num_aux, seed, mutant):
+    """One in-place direct-assignment sweep over all tokens (module docstring, eq 13).
+
+    z int32 [N]; n_dk [D, Kcap], n_wk [V, Kcap], n_k [Kcap] int32; beta_w float64 [Kcap];
+    globals_ float64 [3] = (alpha, gamma, beta_new), beta_new updated in place; eta float64
+    [T, Kcap]; psi, rho float64 [T, D]. Returns 1 if a birth found no free slot (the sweep then
+    stopped with that token back in its topic), else 0.
+
+    Variates per token, whatever the capacity: ``num_aux * T`` normals (none if T = 0), one
+    uniform for the topic, and one more uniform at a birth (the Beta(1, gamma) split).
+    """
+    np.random.seed(seed)
+    alpha = globals_[0]
+    gamma = globals_[1]
+    beta_new = globals_[2]
+    num_docs = doc_offsets.shape[0] - 1
+    capacity = n_k.shape[0]
+    num_tasks = eta.shape[0]
+    vocab = n_wk.shape[0]
+    v_beta = vocab * beta
+    sd = math.sqrt(nu2)
+    num_new = num_aux if num_tasks > 0 else 1
+    active = np.empty(capacity, np.int64)
+    num_active = 0
+    for k in range(capacity):
+        if n_k[k] > 0:
+            active[num_active] = k
+            num_active += 1
+    inv_nk = np.empty(capacity)
+    for k in range(capacity):
+        inv_nk[k] = 1.0 / (n_k[k] + v_beta)
+    cum = np.empty(capacity + num_new)
+    log_factor = np.empty(capacity + num_new)
+    aux = np.zeros((num_new, num_tasks))
+    eta_old = np.zeros(num_tasks)
+    score = np.zeros(num_tasks)
+    lin = np.zeros(num_tasks)
+    quad = np.zeros(num_tasks)
+    status = 0
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        if end == start:
+            continue
+        inv_n = 1.0 / (end - start)
+        for t in range(num_tasks):
+            s = 0.0
+            for i in range(start, end):
+                s += eta[t, z[i]]
+            score[t] = s
+            quad[t] = 0.5 * rho[t, d] * inv_n * inv_n
+        for i in range(start, end):
+            w = words[i]
+            k_old = z[i]
+            n_dk[d, k_old] -= 1
+            n_wk[w, k_old] -= 1
+            n_k[k_old] -= 1
+            inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
+            for t in range(num_tasks):
+                score[t] -= eta[t, k_old]
+            died = n_k[k_old] == 0
+            if died:  # the topic dies: its weight returns to the unrepresented mass
+                beta_new += beta_w[k_old]
+                beta_w[k_old] = 0.0
+                num_active = _remove_sorted(active, num_active, k_old)
+                for t in range(num_tasks):
+                    eta_old[t] = eta[t, k_old]
+                    eta[t, k_old] = 0.0
+            # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is stored)
+            for j in range(num_aux if num_tasks > 0 else 0):
+                for t in range(num_tasks):
+                    aux[j, t] = np.float32(sd * np.random.standard_normal())
+            if died:
+                for t in range(num_tasks):
+                    aux[0, t] = eta_old[t]
+            # the supervised factor in log space, shifted by its maximum
+            top = 0.0
+            if num_tasks > 0:
+                for t in range(num_tasks):
+                    lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+                top = -np.inf
+                for idx in range(num_active):
+                    k = active[idx]
+                    acc = 0.0
+                    for t in range(num_tasks):
+                        e = eta[t, k]
+                        acc += e * (lin[t] - quad[t] * e)
+                    log_factor[idx] = acc
+                    top = max(top, acc)
+                for j in range(num_new):
+                    acc = 0.0
+                    for t in range(num_tasks):
+                        e = aux[j, t]
+                        acc += e * (lin[t] - quad[t] * e)
+                    log_factor[num_active + j] = acc
+                    top = max(top, acc)
+            total = 0.0
+            for idx in range(num_active):
+                k = active[idx]
+                weight = (n_dk[d, k] + alpha * beta_w[k]) * (n_wk[w, k] + beta) * inv_nk[k]
+                if num_tasks > 0:
+                    weight *= np.exp(log_factor[idx] - top)
+                total += weight
+                cum[idx] = total
+            if mutant == 1:
+                new_weight = alpha / (num_new * vocab)
+            else:
+                new_weight = alpha * beta_new / (num_new * vocab)
+            for j in range(num_new):
+                weight = new_weight
+                if num_tasks > 0:
+                    weight *= np.exp(log_factor[num_active + j] - top)
+                total += weight
+                cum[num_active + j] = total
+            pick = _search(cum[:num_active + num_new], np.random.random() * total)
+            if pick < num_active:
+                k_new = active[pick]
+            else:  # a birth, in the lowest free slot
+                j = pick - num_active
+                k_new = -1
+                for k in range(capacity):
+                    if n_k[k] == 0:
+                        k_new = k
+                        break
+                if k_new < 0:  # no free slot: put the token back and stop
+                    k_new = k_old
+                    status = 1
+                else:
+                    # b ~ Beta(1, gamma): 1 - b = U^(1 / gamma)
+                    rest = np.exp(np.log(np.random.random()) / gamma)
+                    beta_w[k_new] = (1.0 - rest) * beta_new
+                    beta_new = rest * beta_new
+                    for t in range(num_tasks):
+                        eta[t, k_new] = aux[j, t]
+                    num_active = _insert_sorted(active, num_active, k_new)
+            z[i] = k_new
+            n_dk[d, k_new] += 1
+            n_wk[w, k_new] += 1
+            n_k[k_new] += 1
+            inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
+            for t in range(num_tasks):
+                score[t] += eta[t, k_new]
+            if status:
+                globals_[2] = beta_new
+                return status
+    globals_[2] = beta_new
+    return status
+
+
+def _host_topics(beta, nu2, num_aux, mutant):
+    def one(z, n_dk, n_wk, n_k, beta_w, beta_new, eta, alpha, gamma, words, doc_offsets, psi,
+            rho, seed):
+        z, n_dk, n_wk, n_k = (np.array(a, np.int32) for a in (z, n_dk, n_wk, n_k))
+        beta_w = np.array(beta_w, np.float64)
+        eta = np.array(eta, np.float64)
+        globals_ = np.array([alpha, gamma, beta_new], np.float64)
+        status = _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta,
+                            np.asarray(words), np.asarray(doc_offsets),
+                            np.asarray(psi, np.float64), np.asarray(rho, np.float64),
+                            beta, nu2, num_aux, _numba_seed(seed), mutant)
+        return (z, n_dk, n_wk, n_k, beta_w.astype(np.float32), np.float32(globals_[2]),
+                eta.astype(np.float32), np.bool_(status))
+
+    return _host_batched(one, 1)
+
+
+def _gaussian_form(response, state, data):
+    if response is None:
+        empty = jnp.zeros((0, data.doc_offsets.shape[0] - 1), jnp.float32)
+        return empty, empty
+    return response.gaussian_form(data.y, state.augmentation)
+
+
+def topics_block(key, state: SHDPState, data, response, *, beta: float, nu2: float,
+                 num_aux: int = 1, _mutant: int = MUTANT_NONE) -> SHDPState:
+    """z | rest: one direct-assignment sweep over every token (eq 13, module docstring).
+
+    Args:
+      key: JAX key (the host seed is derived from it).
+      state: :class:`SHDPState`; data: ``CorpusData`` (words, doc_ids, doc_offsets, y [T, D]).
+      response: a response of ``kernels/responses.py`` or None (plain HDP, T = 0).
+      beta: the topics' symmetric Dirichlet parameter; nu2: prior variance of eta.
+      num_aux: Neal's m, the auxiliary new topics per token (supervised only).
+      _mutant: TEST ONLY: a deliberately wrong rule (``MUTANT_*``) the tests must catch.
+    Returns the new state; ``overflow`` is set (and stays set) if a birth found no free slot.
+    """
+    if int(num_aux) < 1:
+        raise ValueError(f"num_aux must be >= 1, got {num_aux}")
+    psi, rho = _gaussian_form(response, state, data)
+    out_shape = (
+        jax.ShapeDtypeStruct(state.z.shape, jnp.int32),
+        jax.ShapeDtypeStruct(state.n_dk.shape, jnp.int32),
+        jax.ShapeDtypeStruct(state.n_wk.shape, jnp.int32),
+        jax.ShapeDtypeStruct(state.n_k.shape, jnp.int32),
+        jax.ShapeDtypeStruct(state.beta_weights.shape, jnp.float32),
+        jax.ShapeDtypeStruct((), jnp.float32),
+        jax.ShapeDtypeStruct(state.eta.shape, jnp.float32),
+        jax.ShapeDtypeStruct((), jnp.bool_),
+    )
+    z, n_dk, n_wk, n_k, beta_w, beta_new, eta, overflow = jax.pure_callback(
+        _host_topics(float(beta), float(nu2), int(num_aux), int(_mutant)), out_shape,
+        state.z, state.n_dk, state.n_wk, state.n_k, state.beta_weights, state.beta_new,
+        state.eta, state.alpha, state.gamma, data.words, data.doc_offsets, psi, rho,
+        _seed_from_key(key), vmap_method="expand_dims",
+    )
+    return state._replace(z=z, n_dk=n_dk, n_wk=n_wk, n_k=n_k, beta_weights=beta_w,
+                          beta_new=beta_new, eta=eta, overflow=state.overflow | overflow)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables, stick weights, concentrations (eqs 14-15)
+
+
+@numba.njit(cache=True, nogil=True)
+def _hdp_global(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_gamma,
+                alpha_a, alpha_b, gamma_a, gamma_b, seed, mutant):
+    """m | z, beta, alpha; then (gamma, beta) | m; then alpha | m. In place: beta_w [Kcap],
+    globals_ = (alpha, gamma, beta_new), m_k [Kcap] (table counts m_.k)."""
+    np.random.seed(seed)
+    alpha = globals_[0]
+    gamma = globals_[1]
+    capacity = n_k.shape[0]
+    num_docs = doc_offsets.shape[0] - 1
+    # Antoniak: seat the customers of dish k in document d one by one; customer i + 1 opens a
+    # table with probability alpha beta_k / (alpha beta_k + i). One uniform per token that is
+    # not its dish's first in the document.
+    seated = np.zeros(capacity, np.int64)
+    for k in range(capacity):
+        m_k[k] = 0
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        for i in range(start, end):
+            k = z[i]
+            c = seated[k]
+            ab = alpha * beta_w[k]
+            if mutant == 2:
+                if c == 0:
+                    m_k[k] += 1
+            elif c == 0:
+                m_k[k] += 1
+            else:
+                shift = 1.0 if mutant == 3 else 0.0
+                if np.random.random() * (ab + c + shift) < ab:
+                    m_k[k] += 1
+            seated[k] = c + 1
+        for i in range(start, end):
+            seated[z[i]] = 0
+    num_topics = 0
+    tables = 0
+    for k in range(capacity):
+        if n_k[k] > 0:
+            num_topics += 1
+            tables += m_k[k]
+    # gamma | K, m.. (Escobar and West 1995), beta integrated out
+    if learn_gamma:
+        x = np.random.beta(gamma + 1.0, tables)
+        rate = gamma_b - np.log(x)
+        odds = (gamma_a + num_topics - 1.0) / (tables * rate)
+        shape = gamma_a + num_topics if np.random.random() * (1.0 + odds) < odds \
+            else gamma_a + num_topics - 1.0
+        gamma = np.random.gamma(shape, 1.0 / rate)
+    # beta | m, gamma ~ Dir(m_.1, ..., m_.K, gamma), occupied slots in slot order
+    total = 0.0
+    for k in range(capacity):
+        if n_k[k] > 0:
+            g = np.random.gamma(m_k[k], 1.0)
+            beta_w[k] = g
+            total += g
+        else:
+            beta_w[k] = 0.0
+    g_new = np.random.gamma(gamma, 1.0)
+    total += g_new
+    for k in range(capacity):
+        beta_w[k] /= total
+    beta_new = g_new / total
+    # alpha | m.., N_d (Teh et al. 2006, appendix A): w_d ~ Beta(alpha + 1, N_d),
+    # s_d ~ Bernoulli(N_d / (N_d + alpha)), alpha ~ Gamma(a + m.. - sum s, b - sum log w)
+    if learn_alpha:
+        shape = alpha_a + tables
+        rate = alpha_b
+        for d in range(num_docs):
+            n = doc_offsets[d + 1] - doc_offsets[d]
+            if n == 0:
+                continue
+            rate -= np.log(np.random.beta(alpha + 1.0, n))
+            if np.random.random() * (n + alpha) < n:
+                shape -= 1.0
+        alpha = np.random.gamma(shape, 1.0 / rate)
+    globals_[0] = alpha
+    globals_[1] = gamma
+    globals_[2] = beta_new
+
+
+def _host_global(learn_alpha, learn_gamma, alpha_prior, gamma_prior, mutant):
+    def one(z, n_k, beta_w, alpha, gamma, doc_offsets, seed):
+        beta_w = np.array(beta_w, np.float64)
+        globals_ = np.array([alpha, gamma, 0.0], np.float64)
+        m_k = np.zeros(n_k.shape, np.int32)
+        _hdp_global(np.asarray(z), np.asarray(doc_offsets), np.asarray(n_k), beta_w, globals_,
+                    m_k, learn_alpha, learn_gamma, alpha_prior[0], alpha_prior[1],
+                    gamma_prior[0], gamma_prior[1], _numba_seed(seed), mutant)
+        return (beta_w.astype(np.float32), np.float32(globals_[2]), np.float32(globals_[0]),
+                np.float32(globals_[1]), m_k)
+
+    return _host_batched(one, 1)
+
+
+def global_block(key, state: SHDPState, data, *, learn_alpha: bool = True,
+                 learn_gamma: bool = True, alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0),
+                 _mutant: int = MUTANT_NONE) -> SHDPState:
+    """Tables m | z, beta, alpha (eq 14); (gamma, beta) | m (eq 15); alpha | m.
+
+    alpha / gamma are redrawn from their conditionals under Gamma(shape, rate) priors
+    ``alpha_prior`` / ``gamma_prior`` (default Gamma(1, 1)) when ``learn_alpha`` /
+    ``learn_gamma``, else kept fixed. ``_mutant``: TEST ONLY (``MUTANT_TABLES_*``).
+    """
+    for name, prior in (("alpha_prior", alpha_prior), ("gamma_prior", gamma_prior)):
+        if len(prior) != 2 or not all(float(p) > 0 for p in prior):
+            raise ValueError(f"{name} must be (shape, rate) > 0, got {prior!r}")
+    out_shape = (
+        jax.ShapeDtypeStruct(state.beta_weights.shape, jnp.float32),
+        jax.ShapeDtypeStruct((), jnp.float32),
+        jax.ShapeDtypeStruct((), jnp.float32),
+        jax.ShapeDtypeStruct((), jnp.float32),
+        jax.ShapeDtypeStruct(state.m_k.shape, jnp.int32),
+    )
+    host = _host_global(bool(learn_alpha), bool(learn_gamma),
+                        tuple(float(p) for p in alpha_prior),
+                        tuple(float(p) for p in gamma_prior), int(_mutant))
+    beta_w, beta_new, alpha, gamma, m_k = jax.pure_callback(
+        host, out_shape, state.z, state.n_k, state.beta_weights, state.alpha, state.gamma,
+        data.doc_offsets, _seed_from_key(key), vmap_method="expand_dims",
+    )
+    return state._replace(beta_weights=beta_w, beta_new=beta_new, alpha=alpha, gamma=gamma,
+                          m_k=m_k)
+
+
+# ---------------------------------------------------------------------------------------------
+# eta and the augmentation
+
+
+@numba.njit(cache=True, nogil=True)
+def _eta_draw(z, doc_offsets, n_k, psi, rho, nu2, seed, eta):
+    """eta [T, Kcap] (zeroed, then filled on the occupied slots) from its Gaussian conditional.
+
+    Per task: P = I / nu2 + sum_d rho_td zbar_d zbar_d^T and b = sum_d psi_td zbar_d over the
+    occupied topics in slot order (each document adds to the entries of its own topics, read
+    from its tokens), P = L L^T (Cholesky, float64), eta = L^-T (L^-1 b + noise): T K normals,
+    whatever the capacity.
+    """
+    np.random.seed(seed)
+    num_tasks = eta.shape[0]
+    capacity = n_k.shape[0]
+    num_docs = doc_offsets.shape[0] - 1
+    position = np.full(capacity, -1, np.int64)
+    occupied = np.empty(capacity, np.int64)
+    num_topics = 0
+    for k in range(capacity):
+        if n_k[k] > 0:
+            position[k] = num_topics
+            occupied[num_topics] = k
+            num_topics += 1
+    # sparse zbar rows: (document, position, proportion), from the tokens
+    nnz_doc = np.empty(z.shape[0], np.int64)
+    nnz_pos = np.empty(z.shape[0], np.int64)
+    nnz_val = np.empty(z.shape[0])
+    row_start = np.zeros(num_docs + 1, np.int64)
+    count = np.zeros(num_topics)
+    nnz = 0
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        for i in range(start, end):
+            p = position[z[i]]
+            if count[p] == 0.0:
+                nnz_pos[nnz] = p
+                nnz += 1
+            count[p] += 1.0
+        for j in range(row_start[d], nnz):
+            p = nnz_pos[j]
+            nnz_val[j] = count[p] / (end - start)
+            nnz_doc[j] = d
+            count[p] = 0.0
+        row_start[d + 1] = nnz
+    for t in range(num_tasks):
+        for k in range(capacity):
+            eta[t, k] = 0.0
+    prec = np.empty((num_topics, num_topics))
+    b = np.empty(num_topics)
+    for t in range(num_tasks):
+        prec[:, :] = 0.0
+        b[:] = 0.0
+        for a in range(num_topics):
+            prec[a, a] = 1.0 / nu2
+        for d in range(num_docs):
+            for j in range(row_start[d], row_start[d + 1]):
+                pa = nnz_pos[j]
+                za = nnz_val[j]
+                b[pa] += psi[t, d] * za
+                for j2 in range(row_start[d], row_start[d + 1]):
+                    prec[pa, nnz_pos[j2]] += rho[t, d] * za * nnz_val[j2]
+        # Cholesky, lower triangle in place
+        for c in range(num_topics):
+            acc = prec[c, c]
+            for j in range(c):
+                acc -= prec[c, j] * prec[c, j]
+            diag = math.sqrt(acc)
+            prec[c, c] = diag
+            for r in range(c + 1, num_topics):
+                acc = prec[r, c]
+                for j in range(c):
+                    acc -= prec[r, j] * prec[c, j]
+                prec[r, c] = acc / diag
+        # u = L^-1 b + noise, then eta = L^-T u
+        for r in range(num_topics):
+            acc = b[r]
+            for j in range(r):
+                acc -= prec[r, j] * b[j]
+            b[r] = acc / prec[r, r]
+        for r in range(num_topics):
+            b[r] += np.random.standard_normal()
+        for r in range(num_topics - 1, -1, -1):
+            acc = b[r]
+            for j in range(r + 1, num_topics):
+                acc -= prec[j, r] * b[j]
+            b[r] = acc / prec[r, r]
+        for a in range(num_topics):
+            eta[t, occupied[a]] = b[a]
+
+
+def _host_eta(nu2):
+    def one(z, doc_offsets, n_k, psi, rho, seed):
+        eta = np.empty((psi.shape[0], n_k.shape[0]), np.float64)
+        _eta_draw(z, doc_offsets, n_k, np.asarray(psi, np.float64), np.asarray(rho, np.float64),
+                  nu2, _numba_seed(seed), eta)
+        return (eta.astype(np.float32),)
+
+    return _host_batched(one, 1)
+
+
+def eta_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPState:
+    """eta | Z, augmentation: per task N(P^-1 sum_d psi_td zbar_d, P^-1),
+    P = I / nu2 + sum_d rho_td zbar_d zbar_d^T, over the occupied topics; 0 on empty slots.
+
+    The conditional of ``kernels/eta.draw_eta``, computed on the host in float64 on the
+    occupied topics only (Cholesky of P; ``draw_eta`` takes a QR of the stacked matrix for
+    float32's sake), so that the draw does not depend on the capacity.
+    """
+    if response is None:
+        return state
+    psi, rho = _gaussian_form(response, state, data)
+    (eta,) = jax.pure_callback(
+        _host_eta(float(nu2)), (jax.ShapeDtypeStruct(state.eta.shape, jnp.float32),),
+        state.z, data.doc_offsets, state.n_k, psi, rho, _seed_from_key(key),
+        vmap_method="expand_dims",
+    )
+    return state._replace(eta=eta)
+
+
+def document_scores(state: SHDPState, data) -> jax.Array:
+    """omega [T, D]: sum over d's tokens of eta_{t, z_n}, divided by N_d (independent of Kcap:
+    it reads eta at the tokens' topics only)."""
+    num_docs = data.doc_offsets.shape[0] - 1
+    per_token = state.eta[:, state.z]  # [T, N]
+    sums = jax.ops.segment_sum(per_token.T, data.doc_ids, num_segments=num_docs).T
+    lengths = jnp.diff(data.doc_offsets).astype(jnp.float32)
+    return sums / jnp.maximum(lengths, 1.0)
+
+
+def augmentation_block(key, state: SHDPState, data, response) -> SHDPState:
+    """augmentation | Z, eta: the response's own draw given omega."""
+    if response is None:
+        return state
+    omega = document_scores(state, data)
+    aug = response.draw_augmentation(key, data.y, omega, state.augmentation)
+    return state._replace(augmentation=aug)
+
+
+# ---------------------------------------------------------------------------------------------
+# Init, growth, monitors, snapshot
+
+
+def init_state(key, data, vocab_size: int, capacity: int, response=None, *,
+               init_topics: int = 1, alpha: float = 1.0, gamma: float = 1.0) -> SHDPState:
+    """A start: tokens uniformly among ``init_topics`` topics (slots 0..init_topics-1),
+    equal stick weights 1 / (K + 1) for the occupied ones and the rest to beta_new, eta = 0
+    (the cycle should draw eta, or run ``global_block``, first), alpha and gamma at the given
+    values, the response's initial augmentation. Jittable; ``capacity`` and ``init_topics``
+    static."""
+    capacity, init_topics = int(capacity), int(init_topics)
+    if not 1 <= init_topics <= capacity:
+        raise ValueError(f"need 1 <= init_topics <= capacity, got {init_topics}, {capacity}")
+    num_docs = data.doc_offsets.shape[0] - 1
+    num_tasks = data.y.shape[0]
+    z = jax.random.randint(key, data.words.shape, 0, init_topics, jnp.int32)
+    n_dk = jnp.zeros((num_docs, capacity), jnp.int32).at[data.doc_ids, z].add(1)
+    n_wk = jnp.zeros((vocab_size, capacity), jnp.int32).at[data.words, z].add(1)
+    n_k = jnp.zeros((capacity,), jnp.int32).at[z].add(1)
+    occupied = n_k > 0
+    weight = 1.0 / (jnp.sum(occupied) + 1.0)
+    beta_w = jnp.where(occupied, weight, 0.0).astype(jnp.float32)
+    aug = response.init_augmentation(data.y) if response is not None else data.y
+    return SHDPState(z, n_dk, n_wk, n_k, beta_w, (1.0 - beta_w.sum()).astype(jnp.float32),
+                     jnp.zeros((num_tasks, capacity), jnp.float32), jnp.float32(alpha),
+                     jnp.float32(gamma), aug, jnp.zeros((capacity,), jnp.int32),
+                     jnp.zeros((), jnp.bool_))
+
+
+def grow(state: SHDPState, new_capacity: int) -> SHDPState:
+    """The same state with ``new_capacity`` slots: the new slots empty (pure zero padding of
+    the slot axis; everything else, the overflow flag included, unchanged)."""
+    extra = int(new_capacity) - state.capacity
+    if extra < 0:
+        raise ValueError(f"cannot shrink capacity {state.capacity} to {new_capacity}")
+
+    def pad(a):
+        widths = [(0, 0)] * (a.ndim - 1) + [(0, extra)]
+        return jnp.pad(a, widths)
+
+    return state._replace(n_dk=pad(state.n_dk), n_wk=pad(state.n_wk), n_k=pad(state.n_k),
+                          beta_weights=pad(state.beta_weights), eta=pad(state.eta),
+                          m_k=pad(state.m_k))
+
+
+def collapsed_log_likelihood(state: SHDPState, beta: float) -> jax.Array:
+    """log p(W | Z) with the topics integrated out (label-invariant; empty slots add 0)."""
+    vocab_size = state.n_wk.shape[-2]
+    occupied = state.n_k > 0
+    per_topic = jnp.where(occupied, gammaln(vocab_size * beta)
+                          - gammaln(state.n_k.astype(jnp.float32) + vocab_size * beta), 0.0)
+    per_word = gammaln(state.n_wk.astype(jnp.float32) + beta) - gammaln(beta)
+    return per_topic.sum() + per_word.sum()
+
+
+def monitors(state: SHDPState, data, response, *, beta: float) -> dict:
+    """Small label-invariant per-draw quantities.
+
+    num_topics (occupied), alpha, gamma, beta_new, num_tables (m.. of the last global block),
+    log_likelihood log p(W | Z) (nats); supervised: eta_norm ||eta||_F over occupied topics,
+    train_loss (mean minus log pseudo-likelihood, nats), augmentation_mean [T], and the
+    response's own: train_accuracy (classifiers) or residual_norm and train_mse (regression).
+    """
+    out = {
+        "num_topics": jnp.sum(state.n_k > 0).astype(jnp.int32),
+        "alpha": state.alpha,
+        "gamma": state.gamma,
+        "beta_new": state.beta_new,
+        "num_tables": jnp.sum(state.m_k).astype(jnp.int32),
+        "log_likelihood": collapsed_log_likelihood(state, beta),
+    }
+    if response is not None:
+        omega = document_scores(state, data)
+        num_tasks = state.eta.shape[0]
+        out.update(
+            eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
+            train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
+            augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
+            **response.monitors(data.y, omega),
+        )
+    return out
+
+
+def snapshot(state: SHDPState, *, beta: float) -> dict:
+    """Globals for prediction (small but [V, Kcap]: thin before collecting).
+
+    phi_wk float32 [V, Kcap]: (n_wk + beta) / (n_k + V beta) on occupied slots, 0 on empty;
+    eta [T, Kcap]; beta_weights [Kcap]; beta_new, alpha, gamma; occupied bool [Kcap].
+    """
+    vocab_size = state.n_wk.shape[-2]
+    occupied = state.n_k > 0
+    phi = (state.n_wk + beta) / (state.n_k + vocab_size * beta)[..., None, :]
+    return {"phi_wk": jnp.where(occupied[..., None, :], phi, 0.0).astype(jnp.float32),
+            "eta": state.eta, "beta_weights": state.beta_weights, "beta_new": state.beta_new,
+            "alpha": state.alpha, "gamma": state.gamma, "occupied": occupied}
