@@ -150,6 +150,15 @@ def _host_batched(one, core_ndim0):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _search_prefix(cum, length, u):
+    """The first k < length with cum[k] > u (the last if none)."""
+    k = 0
+    while k < length - 1 and cum[k] <= u:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _insert_sorted(active, num_active, slot):
     i = num_active
     while i > 0 and active[i - 1] > slot:
@@ -169,9 +178,31 @@ def _remove_sorted(active, num_active, slot):
     return num_active - 1
 
 
+# Largest exponent the table form of the supervised factor may meet (as kernels/topics.py).
+_MAX_EXPONENT = 300.0
+# Rows of the per-document exp tables (one per topic incarnation met in a document); a document
+# that needs more is finished in log space. A constant, so that nothing depends on the capacity.
+_TABLE_ROWS = 2048
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active):
+    """table[row, k] = exp(sum_t c_t e_tj e_tk) for the active slots k; row_cen[row] = e_.j."""
+    num_tasks = cen.shape[0]
+    for t in range(num_tasks):
+        row_cen[row, t] = cen_j[t]
+    for idx in range(num_active):
+        kk = active[idx]
+        acc = 0.0
+        for t in range(num_tasks):
+            acc += c[t] * cen_j[t] * cen[t, kk]
+        table[row, kk] = np.exp(acc)
+        inv_table[row, kk] = 1.0 / table[row, kk]
+
+
 @numba.njit(cache=True, nogil=True)
 def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, psi, rho, beta,
-               nu2, num_aux, seed, mutant):
+               nu2, num_aux, seed, mutant, max_exponent=_MAX_EXPONENT):
     """One in-place direct-assignment sweep over all tokens (module docstring, eq 13).
 
     z int32 [N]; n_dk [D, Kcap], n_wk [V, Kcap], n_k [Kcap] int32; beta_w float64 [Kcap];
@@ -181,6 +212,21 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
 
     Variates per token, whatever the capacity: ``num_aux * T`` normals (none if T = 0), one
     uniform for the topic, and one more uniform at a birth (the Beta(1, gamma) split).
+
+    The supervised factor uses the per-document exp tables of ``kernels/topics._collapsed_sweep``
+    (same derivation: centred weights e_tk = eta_tk - m_t, the factor of topic k for a token
+    now in topic j is AB_k E[j, k], AB_k = exp(sum_t e_tk (a_t - c_t e_tk / 2)) kept per
+    document and updated by ratios of table rows when a token moves, E[j, k] =
+    exp(sum_t c_t e_tj e_tk) one row per topic met in the document), extended to births and
+    deaths: a born topic gets its AB entry and its column in every row of the document's table
+    by direct exps, a row is keyed by the incarnation of its topic (a slot that dies and is born
+    again gets a new row), the auxiliary topics' factors are exps of their exponents on the same
+    scale. The bounds of ``_collapsed_sweep`` (X + 2 Y <= ``max_exponent``, with births widening
+    the range of e) are checked at the start of each document and after each move; when they
+    fail, when an auxiliary exponent exceeds ``max_exponent`` (that token only) or the table is
+    full, the per-token log-space form is used: the same conditional and the same variates, so
+    the draws agree up to floating rounding (``max_exponent < 0`` forces log space: the
+    reference of the tests).
     """
     np.random.seed(seed)
     alpha = globals_[0]
@@ -193,7 +239,9 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     v_beta = vocab * beta
     sd = math.sqrt(nu2)
     num_new = num_aux if num_tasks > 0 else 1
-    active = np.empty(capacity, np.int64)
+    # occupied slots in slot order; unsigned, so that indexing with them skips numba's
+    # negative-index check in the loops over topics
+    active = np.empty(capacity, np.uint32)
     num_active = 0
     for k in range(capacity):
         if n_k[k] > 0:
@@ -209,6 +257,36 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     score = np.zeros(num_tasks)
     lin = np.zeros(num_tasks)
     quad = np.zeros(num_tasks)
+    # table form (supervised): centring over the occupied topics, in slot order
+    mid = np.zeros(num_tasks)
+    half = np.zeros(num_tasks)
+    cen = np.zeros((num_tasks, capacity))
+    for t in range(num_tasks):
+        if num_active > 0:
+            lo = eta[t, active[0]]
+            hi = lo
+            for idx in range(num_active):
+                lo = min(lo, eta[t, active[idx]])
+                hi = max(hi, eta[t, active[idx]])
+            mid[t] = 0.5 * (lo + hi)
+        for idx in range(num_active):
+            k = active[idx]
+            cen[t, k] = eta[t, k] - mid[t]
+            half[t] = max(half[t], abs(cen[t, k]))
+    rows = _TABLE_ROWS if num_tasks > 0 else 0
+    table = np.empty((rows, capacity))
+    inv_table = np.empty((rows, capacity))
+    row_cen = np.empty((rows, num_tasks))
+    row_of = np.full(capacity, -1, np.int64)  # row of the current incarnation of slot k
+    used = 0
+    ab = np.empty(capacity)
+    dab = np.empty(capacity)  # (n_dk + alpha beta_k) / (n_k + V beta) * AB_k
+    c = np.zeros(num_tasks)
+    lin0 = np.zeros(num_tasks)
+    a = np.zeros(num_tasks)
+    centred_score = np.zeros(num_tasks)
+    cen_old = np.zeros(num_tasks)
+    aux_cen = np.zeros(num_tasks)
     status = 0
     for d in range(num_docs):
         start = doc_offsets[d]
@@ -216,12 +294,43 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
         if end == start:
             continue
         inv_n = 1.0 / (end - start)
+        fast = False
+        y_bound = 0.0
         for t in range(num_tasks):
             s = 0.0
+            s_centred = 0.0
             for i in range(start, end):
                 s += eta[t, z[i]]
+                s_centred += cen[t, z[i]]
             score[t] = s
             quad[t] = 0.5 * rho[t, d] * inv_n * inv_n
+            centred_score[t] = s_centred
+            c[t] = rho[t, d] * inv_n * inv_n
+            lin0[t] = (psi[t, d] - rho[t, d] * mid[t]) * inv_n
+            a[t] = lin0[t] - c[t] * s_centred
+        if num_tasks > 0 and max_exponent >= 0:
+            x_bound = 0.0
+            for t in range(num_tasks):
+                h2 = half[t] * half[t]
+                y_bound += abs(c[t]) * h2
+                x_bound += half[t] * abs(a[t]) + 0.5 * abs(c[t]) * h2
+            fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
+        if num_tasks == 0:  # plain HDP: dab_k = (n_dk + alpha beta_k) / (n_k + V beta)
+            for idx in range(num_active):
+                kk = active[idx]
+                dab[kk] = (n_dk[d, kk] + alpha * beta_w[kk]) * inv_nk[kk]
+        if fast:
+            for r in range(capacity):
+                row_of[r] = -1
+            used = 0
+            for idx in range(num_active):
+                kk = active[idx]
+                acc = 0.0
+                for t in range(num_tasks):
+                    e = cen[t, kk]
+                    acc += e * (a[t] - 0.5 * c[t] * e)
+                ab[kk] = np.exp(acc)
+                dab[kk] = (n_dk[d, kk] + alpha * beta_w[kk]) * inv_nk[kk] * ab[kk]
         for i in range(start, end):
             w = words[i]
             k_old = z[i]
@@ -231,14 +340,32 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             inv_nk[k_old] = 1.0 / (n_k[k_old] + v_beta)
             for t in range(num_tasks):
                 score[t] -= eta[t, k_old]
+                cen_old[t] = cen[t, k_old]
+            row_old = -1
+            if fast:  # the row of the token's topic (before it may die)
+                row_old = row_of[k_old]
+                if row_old < 0:
+                    if used < rows:
+                        _exp_row(table, inv_table, row_cen, used, cen_old, cen, c, active,
+                                 num_active)
+                        row_old = used
+                        row_of[k_old] = used
+                        used += 1
+                    else:
+                        fast = False
             died = n_k[k_old] == 0
             if died:  # the topic dies: its weight returns to the unrepresented mass
                 beta_new += beta_w[k_old]
                 beta_w[k_old] = 0.0
                 num_active = _remove_sorted(active, num_active, k_old)
+                row_of[k_old] = -1
                 for t in range(num_tasks):
                     eta_old[t] = eta[t, k_old]
                     eta[t, k_old] = 0.0
+            elif fast:
+                dab[k_old] = (n_dk[d, k_old] + alpha * beta_w[k_old]) * inv_nk[k_old] * ab[k_old]
+            elif num_tasks == 0:
+                dab[k_old] = (n_dk[d, k_old] + alpha * beta_w[k_old]) * inv_nk[k_old]
             # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is stored)
             for j in range(num_aux if num_tasks > 0 else 0):
                 for t in range(num_tasks):
@@ -246,48 +373,74 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             if died:
                 for t in range(num_tasks):
                     aux[0, t] = eta_old[t]
-            # the supervised factor in log space, shifted by its maximum
-            top = 0.0
-            if num_tasks > 0:
-                for t in range(num_tasks):
-                    lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-                top = -np.inf
-                for idx in range(num_active):
-                    k = active[idx]
-                    acc = 0.0
-                    for t in range(num_tasks):
-                        e = eta[t, k]
-                        acc += e * (lin[t] - quad[t] * e)
-                    log_factor[idx] = acc
-                    top = max(top, acc)
+            new_weight = alpha * beta_new / (num_new * vocab)
+            if mutant == 1:
+                new_weight = alpha / (num_new * vocab)
+            token_fast = fast
+            if fast:  # auxiliary exponents on the table form's scale
                 for j in range(num_new):
                     acc = 0.0
                     for t in range(num_tasks):
-                        e = aux[j, t]
-                        acc += e * (lin[t] - quad[t] * e)
-                    log_factor[num_active + j] = acc
-                    top = max(top, acc)
+                        e = aux[j, t] - mid[t]
+                        acc += e * (a[t] - 0.5 * c[t] * e) + c[t] * cen_old[t] * e
+                    log_factor[j] = acc
+                    if acc > max_exponent:
+                        token_fast = False
             total = 0.0
-            for idx in range(num_active):
-                k = active[idx]
-                weight = (n_dk[d, k] + alpha * beta_w[k]) * (n_wk[w, k] + beta) * inv_nk[k]
-                if num_tasks > 0:
-                    weight *= np.exp(log_factor[idx] - top)
-                total += weight
-                cum[idx] = total
-            if mutant == 1:
-                new_weight = alpha / (num_new * vocab)
+            if num_tasks == 0:
+                for idx in range(num_active):
+                    kk = active[idx]
+                    total += dab[kk] * (n_wk[w, kk] + beta)
+                    cum[idx] = total
+                total += new_weight
+                cum[num_active] = total
+            elif token_fast:
+                for idx in range(num_active):
+                    kk = active[idx]
+                    total += dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
+                    cum[idx] = total
+                for j in range(num_new):
+                    total += new_weight * np.exp(log_factor[j])
+                    cum[num_active + j] = total
             else:
-                new_weight = alpha * beta_new / (num_new * vocab)
-            for j in range(num_new):
-                weight = new_weight
+                # the supervised factor in log space, shifted by its maximum
+                top = 0.0
                 if num_tasks > 0:
-                    weight *= np.exp(log_factor[num_active + j] - top)
-                total += weight
-                cum[num_active + j] = total
-            pick = _search(cum[:num_active + num_new], np.random.random() * total)
+                    for t in range(num_tasks):
+                        lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+                    top = -np.inf
+                    for idx in range(num_active):
+                        kk = active[idx]
+                        acc = 0.0
+                        for t in range(num_tasks):
+                            e = eta[t, kk]
+                            acc += e * (lin[t] - quad[t] * e)
+                        log_factor[idx] = acc
+                        top = max(top, acc)
+                    for j in range(num_new):
+                        acc = 0.0
+                        for t in range(num_tasks):
+                            e = aux[j, t]
+                            acc += e * (lin[t] - quad[t] * e)
+                        log_factor[num_active + j] = acc
+                        top = max(top, acc)
+                for idx in range(num_active):
+                    kk = active[idx]
+                    weight = (n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
+                    if num_tasks > 0:
+                        weight *= np.exp(log_factor[idx] - top)
+                    total += weight
+                    cum[idx] = total
+                for j in range(num_new):
+                    weight = new_weight
+                    if num_tasks > 0:
+                        weight *= np.exp(log_factor[num_active + j] - top)
+                    total += weight
+                    cum[num_active + j] = total
+            pick = _search_prefix(cum, num_active + num_new, np.random.random() * total)
+            born = False
             if pick < num_active:
-                k_new = active[pick]
+                k_new = np.int64(active[pick])
             else:  # a birth, in the lowest free slot
                 j = pick - num_active
                 k_new = -1
@@ -299,12 +452,14 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                     k_new = k_old
                     status = 1
                 else:
+                    born = True
                     # b ~ Beta(1, gamma): 1 - b = U^(1 / gamma)
                     rest = np.exp(np.log(np.random.random()) / gamma)
                     beta_w[k_new] = (1.0 - rest) * beta_new
                     beta_new = rest * beta_new
                     for t in range(num_tasks):
                         eta[t, k_new] = aux[j, t]
+                        cen[t, k_new] = aux[j, t] - mid[t]
                     num_active = _insert_sorted(active, num_active, k_new)
             z[i] = k_new
             n_dk[d, k_new] += 1
@@ -313,9 +468,62 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             inv_nk[k_new] = 1.0 / (n_k[k_new] + v_beta)
             for t in range(num_tasks):
                 score[t] += eta[t, k_new]
+            if num_tasks == 0:
+                dab[k_new] = (n_dk[d, k_new] + alpha * beta_w[k_new]) * inv_nk[k_new]
             if status:
                 globals_[2] = beta_new
                 return status
+            if born and num_tasks > 0:
+                row_of[k_new] = -1
+                widened = False
+                for t in range(num_tasks):
+                    if abs(cen[t, k_new]) > half[t]:
+                        half[t] = abs(cen[t, k_new])
+                        widened = True
+                if widened:
+                    y_bound = 0.0
+                    for t in range(num_tasks):
+                        y_bound += abs(c[t]) * half[t] * half[t]
+                if fast:  # its AB entry (before the move) and its column in every row
+                    acc = 0.0
+                    for t in range(num_tasks):
+                        e = cen[t, k_new]
+                        acc += e * (a[t] - 0.5 * c[t] * e)
+                    ab[k_new] = np.exp(acc)
+                    for r in range(used):
+                        acc = 0.0
+                        for t in range(num_tasks):
+                            acc += c[t] * row_cen[r, t] * cen[t, k_new]
+                        table[r, k_new] = np.exp(acc)
+                        inv_table[r, k_new] = 1.0 / table[r, k_new]
+            if not fast:
+                continue
+            if k_new != k_old or born:  # a move (a reborn slot is another topic)
+                row_new = row_of[k_new]
+                if row_new < 0:
+                    if used < rows:
+                        for t in range(num_tasks):
+                            aux_cen[t] = cen[t, k_new]
+                        _exp_row(table, inv_table, row_cen, used, aux_cen, cen, c, active,
+                                 num_active)
+                        row_new = used
+                        row_of[k_new] = used
+                        used += 1
+                    else:
+                        fast = False
+                        continue
+                for idx in range(num_active):
+                    kk = active[idx]
+                    r = table[row_old, kk] * inv_table[row_new, kk]
+                    ab[kk] *= r
+                    dab[kk] *= r
+                x_bound = 0.0
+                for t in range(num_tasks):
+                    centred_score[t] += cen[t, k_new] - cen_old[t]
+                    a[t] = lin0[t] - c[t] * centred_score[t]
+                    x_bound += half[t] * abs(a[t]) + 0.5 * abs(c[t]) * half[t] * half[t]
+                fast = x_bound + 2.0 * y_bound <= max_exponent
+            dab[k_new] = (n_dk[d, k_new] + alpha * beta_w[k_new]) * inv_nk[k_new] * ab[k_new]
     globals_[2] = beta_new
     return status
 

@@ -507,3 +507,42 @@ def test_test_chain_new_topic_weight():
     assert np.all(zbar[..., 1] == 0)
     p = 0.2 * 0.9 / (0.2 * 0.9 + 0.8 / 2)
     assert abs(zbar[..., 0].mean() - p) < 4 * np.sqrt(p * (1 - p) / 20_000)
+
+
+def test_table_form_matches_log_space_sweep():
+    """The sweep's per-document exp tables (with births, deaths and reborn slots) compute the
+    conditional of the per-token log-space form: from the same state and seed, five sweeps draw
+    the same topics, weights and coefficients (several tasks, scales up to where the bounds
+    send documents to log space)."""
+    from topiczoo.kernels.hdp import _hdp_sweep
+
+    rng = np.random.default_rng(0)
+    num_docs, vocab, start_topics, capacity = 300, 50, 8, 40
+    lengths = rng.integers(5, 60, num_docs)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    words = rng.integers(0, vocab, offsets[-1]).astype(np.int32)
+    doc_ids = np.repeat(np.arange(num_docs), lengths)
+    for num_tasks, scale in [(1, 1.0), (2, 1.0), (1, 30.0), (3, 5.0)]:
+        z = rng.integers(0, start_topics, offsets[-1]).astype(np.int32)
+        n_dk = np.zeros((num_docs, capacity), np.int32)
+        n_wk = np.zeros((vocab, capacity), np.int32)
+        np.add.at(n_dk, (doc_ids, z), 1)
+        np.add.at(n_wk, (words, z), 1)
+        weights = np.zeros(capacity)
+        weights[:start_topics] = 1 / (start_topics + 1)
+        eta = np.zeros((num_tasks, capacity))
+        eta[:, :start_topics] = scale * rng.standard_normal((num_tasks, start_topics))
+        psi = scale * rng.standard_normal((num_tasks, num_docs))
+        rho = scale * rng.gamma(1.0, 1.0, (num_tasks, num_docs))
+        state = [z, n_dk, n_wk, n_dk.sum(0).astype(np.int32), weights,
+                 np.array([2.0, 1.5, 1 / (start_topics + 1)]), eta]
+        table, log_space = [a.copy() for a in state], [a.copy() for a in state]
+        for sweep in range(5):
+            assert _hdp_sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, sweep, 0) == 0
+            assert _hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, sweep, 0,
+                              -1.0) == 0
+        assert (table[3] > 0).sum() > start_topics  # births happened
+        for a, b in zip(table[:4], log_space[:4]):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(table[4:], log_space[4:]):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
