@@ -58,7 +58,7 @@ def main():
     labels = np.asarray(train.labels, np.float64)
     rng = np.random.default_rng(0)
     lines = [f"shdp_speed  {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
-             f"command: python benchmarks/{' '.join(sys.argv)}".replace("benchmarks/benchmarks/", "benchmarks/"),
+             f"command: python {' '.join(sys.argv)}",
              f"data: load_dataset('20news-binary').train: D={num_docs} N={num_tokens} V={vocab}",
              f"machine: {machine_description()}", f"threads: {threads}", ""]
     results = []

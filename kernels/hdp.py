@@ -29,7 +29,9 @@ below draws from an exact conditional of it (or of an extension by auxiliary var
   integrable in closed form for every response, so Neal's algorithm 8: ``num_aux`` = m
   auxiliary topics, each of weight alpha beta_new / (m V), with eta drawn from the prior
   N(0, nu2) afresh for every token, except that when the token was alone in its topic the
-  first one keeps that topic's eta. A topic emptied by the removal dies: its weight returns to
+  first one keeps that topic's eta (drawn lazily: only when a bound on their weight cannot
+  settle the draw, an exact rejection step; see ``_hdp_sweep``). A topic emptied by the
+  removal dies: its weight returns to
   beta_new (the block (z_dn, beta_k) is drawn jointly given beta_k + beta_new, which integrates
   to the weights above). A born topic takes b beta_new, b ~ Beta(1, gamma), leaving
   (1 - b) beta_new, and the eta of the auxiliary topic chosen.
@@ -200,6 +202,35 @@ def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active):
         inv_table[row, kk] = 1.0 / table[row, kk]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, quad, lin, n_dk,
+                        n_wk, inv_nk, beta_w, alpha, beta, log_factor, cum):
+    """Log-space weights of the existing topics for token (d, w), the score ``score`` [T]
+    without the token: fills lin [T], log_factor and cum [:num_active]; returns the shift (the
+    largest log factor, 0 if there is no topic)."""
+    num_tasks = eta.shape[0]
+    for t in range(num_tasks):
+        lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+    top = -np.inf
+    for idx in range(num_active):
+        kk = active[idx]
+        acc = 0.0
+        for t in range(num_tasks):
+            e = eta[t, kk]
+            acc += e * (lin[t] - quad[t] * e)
+        log_factor[idx] = acc
+        top = max(top, acc)
+    if num_active == 0:
+        top = 0.0
+    total = 0.0
+    for idx in range(num_active):
+        kk = active[idx]
+        total += ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
+                  * np.exp(log_factor[idx] - top))
+        cum[idx] = total
+    return top
+
+
 @numba.njit(cache=True, nogil=True)
 def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, psi, rho, beta,
                nu2, num_aux, seed, mutant, max_exponent=_MAX_EXPONENT):
@@ -210,8 +241,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     [T, Kcap]; psi, rho float64 [T, D]. Returns 1 if a birth found no free slot (the sweep then
     stopped with that token back in its topic), else 0.
 
-    Variates per token, whatever the capacity: ``num_aux * T`` normals (none if T = 0), one
-    uniform for the topic, and one more uniform at a birth (the Beta(1, gamma) split).
+    Variates per token: one uniform for the topic; the auxiliaries' ``num_aux * T`` normals
+    only when the bound on their weight does not settle the draw without them (see the comment
+    at the draw), then possibly one more uniform; one more uniform at a birth (the
+    Beta(1, gamma) split). Every decision reads the occupied topics only, never the capacity.
 
     The supervised factor uses the per-document exp tables of ``kernels/topics._collapsed_sweep``
     (same derivation: centred weights e_tk = eta_tk - m_t, the factor of topic k for a token
@@ -366,26 +399,9 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 dab[k_old] = (n_dk[d, k_old] + alpha * beta_w[k_old]) * inv_nk[k_old] * ab[k_old]
             elif num_tasks == 0:
                 dab[k_old] = (n_dk[d, k_old] + alpha * beta_w[k_old]) * inv_nk[k_old]
-            # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is stored)
-            for j in range(num_aux if num_tasks > 0 else 0):
-                for t in range(num_tasks):
-                    aux[j, t] = np.float32(sd * np.random.standard_normal())
-            if died:
-                for t in range(num_tasks):
-                    aux[0, t] = eta_old[t]
             new_weight = alpha * beta_new / (num_new * vocab)
             if mutant == 1:
                 new_weight = alpha / (num_new * vocab)
-            token_fast = fast
-            if fast:  # auxiliary exponents on the table form's scale
-                for j in range(num_new):
-                    acc = 0.0
-                    for t in range(num_tasks):
-                        e = aux[j, t] - mid[t]
-                        acc += e * (a[t] - 0.5 * c[t] * e) + c[t] * cen_old[t] * e
-                    log_factor[j] = acc
-                    if acc > max_exponent:
-                        token_fast = False
             total = 0.0
             if num_tasks == 0:
                 for idx in range(num_active):
@@ -394,50 +410,97 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                     cum[idx] = total
                 total += new_weight
                 cum[num_active] = total
-            elif token_fast:
-                for idx in range(num_active):
-                    kk = active[idx]
-                    total += dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
-                    cum[idx] = total
-                for j in range(num_new):
-                    total += new_weight * np.exp(log_factor[j])
-                    cum[num_active + j] = total
+                pick = _search_prefix(cum, num_active + 1, np.random.random() * total)
             else:
-                # the supervised factor in log space, shifted by its maximum
+                # The existing topics' weights, then the auxiliary topics' lazily: their
+                # exponent g(e) = sum_t A_t e_t - c_t e_t^2 / 2 (on the scale of the existing
+                # weights) is at most G = sum_t A_t^2 / (2 c_t), so their total weight is at
+                # most B = m new_weight e^G. When B <= the existing total W, draw u on
+                # [0, W + B): below W it picks an existing topic without drawing the
+                # auxiliaries; otherwise draw them (their actual total V <= B) and accept u if
+                # u < W + V, else draw again from the exact conditional given them (rejection
+                # sampling given the auxiliaries, which are independent of u: exact). When
+                # B > W, the auxiliaries are drawn first and the draw is direct.
+                gmax = 0.0
                 top = 0.0
-                if num_tasks > 0:
-                    for t in range(num_tasks):
-                        lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-                    top = -np.inf
+                if fast:
                     for idx in range(num_active):
                         kk = active[idx]
-                        acc = 0.0
+                        total += dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
+                        cum[idx] = total
+                    for t in range(num_tasks):
+                        at = a[t] + c[t] * cen_old[t]
+                        gmax += at * at / (2.0 * c[t]) if c[t] > 0 else np.inf
+                else:
+                    top = _log_space_existing(d, w, active, num_active, eta, psi, rho, score,
+                                              inv_n, quad, lin, n_dk, n_wk, inv_nk, beta_w,
+                                              alpha, beta, log_factor, cum)
+                    total = cum[num_active - 1] if num_active > 0 else 0.0
+                    for t in range(num_tasks):
+                        gmax += lin[t] * lin[t] / (4.0 * quad[t]) if quad[t] > 0 else np.inf
+                    gmax -= top
+                existing = total
+                bound = np.inf
+                if gmax <= _MAX_EXPONENT - 1.0:
+                    bound = num_new * new_weight * np.exp(gmax)
+                lazy = bound <= existing
+                u = 0.0
+                if lazy:
+                    u = np.random.random() * (existing + bound)
+                if lazy and u < existing:
+                    pick = _search_prefix(cum, num_active, u)
+                else:
+                    # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is
+                    # stored); the first is the emptied topic's own when the token was alone
+                    for j in range(num_aux):
                         for t in range(num_tasks):
-                            e = eta[t, kk]
-                            acc += e * (lin[t] - quad[t] * e)
-                        log_factor[idx] = acc
-                        top = max(top, acc)
+                            aux[j, t] = np.float32(sd * np.random.standard_normal())
+                    if died:
+                        for t in range(num_tasks):
+                            aux[0, t] = eta_old[t]
+                    safe = True
                     for j in range(num_new):
                         acc = 0.0
                         for t in range(num_tasks):
-                            e = aux[j, t]
-                            acc += e * (lin[t] - quad[t] * e)
-                        log_factor[num_active + j] = acc
-                        top = max(top, acc)
-                for idx in range(num_active):
-                    kk = active[idx]
-                    weight = (n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
-                    if num_tasks > 0:
-                        weight *= np.exp(log_factor[idx] - top)
-                    total += weight
-                    cum[idx] = total
-                for j in range(num_new):
-                    weight = new_weight
-                    if num_tasks > 0:
-                        weight *= np.exp(log_factor[num_active + j] - top)
-                    total += weight
-                    cum[num_active + j] = total
-            pick = _search_prefix(cum, num_active + num_new, np.random.random() * total)
+                            if fast:
+                                e = aux[j, t] - mid[t]
+                                acc += e * (a[t] - 0.5 * c[t] * e) + c[t] * cen_old[t] * e
+                            else:
+                                e = aux[j, t]
+                                acc += e * (lin[t] - quad[t] * e)
+                        log_factor[num_active + j] = acc - top
+                        if acc - top > _MAX_EXPONENT:
+                            safe = False
+                    if safe:
+                        for j in range(num_new):
+                            total += new_weight * np.exp(log_factor[num_active + j])
+                            cum[num_active + j] = total
+                    else:  # (B > W only) everything in log space, shifted by the maximum
+                        top = _log_space_existing(d, w, active, num_active, eta, psi, rho,
+                                                  score, inv_n, quad, lin, n_dk, n_wk, inv_nk,
+                                                  beta_w, alpha, beta, log_factor, cum)
+                        top_all = top
+                        for j in range(num_new):
+                            acc = 0.0
+                            for t in range(num_tasks):
+                                e = aux[j, t]
+                                acc += e * (lin[t] - quad[t] * e)
+                            log_factor[num_active + j] = acc
+                            top_all = max(top_all, acc)
+                        total = 0.0
+                        for idx in range(num_active):
+                            kk = active[idx]
+                            total += ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta)
+                                      * inv_nk[kk] * np.exp(log_factor[idx] - top_all))
+                            cum[idx] = total
+                        for j in range(num_new):
+                            total += new_weight * np.exp(log_factor[num_active + j] - top_all)
+                            cum[num_active + j] = total
+                    if lazy and u < total:
+                        pick = _search_prefix(cum, num_active + num_new, u)
+                    else:
+                        pick = _search_prefix(cum, num_active + num_new,
+                                              np.random.random() * total)
             born = False
             if pick < num_active:
                 k_new = np.int64(active[pick])
@@ -1093,3 +1156,62 @@ def sample_test_topics(words, doc_offsets, snapshot_, *, beta: float, num_burnin
 def score_test_documents(snapshot_, zbar_draws) -> np.ndarray:
     """omega [num_draws, T, D] = eta . zbar for each test draw (the prediction's S(i, j))."""
     return np.einsum("tk,jdk->jtd", np.asarray(snapshot_["eta"], np.float32), zbar_draws)
+
+
+# ---------------------------------------------------------------------------------------------
+# The family, bound to its hyperparameters (for the generic kernel)
+
+
+class SHDPFamily(NamedTuple):
+    """The sHDP's blocks bound to its hyperparameters: ``init(key, data)``, ``blocks``
+    (name, ``fn(key, state, data) -> state``) in their cycle order, ``monitors(state, data)``,
+    ``snapshot(state)``. Every block is exact on its own, so any order or random mixture of
+    them leaves the posterior invariant; the cycle below draws eta first (the start has
+    eta = 0)."""
+
+    vocab_size: int
+    capacity: int
+    response: object = None
+    beta: float = 0.01
+    nu2: float = 1.0
+    num_aux: int = 1
+    learn_alpha: bool = True
+    learn_gamma: bool = True
+    alpha: float = 1.0  # start (or fixed) values
+    gamma: float = 1.0
+    alpha_prior: tuple = (1.0, 1.0)
+    gamma_prior: tuple = (1.0, 1.0)
+    init_topics: int = 1
+
+    def init(self, key, data) -> SHDPState:
+        return init_state(key, data, self.vocab_size, self.capacity, self.response,
+                          init_topics=self.init_topics, alpha=self.alpha, gamma=self.gamma)
+
+    @property
+    def blocks(self):
+        def eta(key, state, data):
+            return eta_block(key, state, data, self.response, nu2=self.nu2)
+
+        def topics(key, state, data):
+            return topics_block(key, state, data, self.response, beta=self.beta, nu2=self.nu2,
+                                num_aux=self.num_aux)
+
+        def globals_(key, state, data):
+            return global_block(key, state, data, learn_alpha=self.learn_alpha,
+                                learn_gamma=self.learn_gamma, alpha_prior=self.alpha_prior,
+                                gamma_prior=self.gamma_prior)
+
+        def augmentation(key, state, data):
+            return augmentation_block(key, state, data, self.response)
+
+        named = [("eta", eta), ("topics", topics), ("global", globals_),
+                 ("augmentation", augmentation)]
+        if self.response is None:
+            named = [b for b in named if b[0] in ("topics", "global")]
+        return tuple(named)
+
+    def monitors(self, state, data) -> dict:
+        return monitors(state, data, self.response, beta=self.beta)
+
+    def snapshot(self, state) -> dict:
+        return snapshot(state, beta=self.beta)

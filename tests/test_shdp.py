@@ -546,3 +546,27 @@ def test_table_form_matches_log_space_sweep():
             np.testing.assert_array_equal(a, b)
         for a, b in zip(table[4:], log_space[4:]):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_family_runs_under_jit_and_vmap():
+    """The bound family: init, its cycle of blocks under jit and vmap (chains), monitors and
+    snapshot keep their static shapes; unsupervised it has no eta or augmentation block."""
+    response, data = _growth_data()
+    family = hdp.SHDPFamily(vocab_size=8, capacity=16, response=response, beta=BETA)
+    assert [name for name, _ in family.blocks] == ["eta", "topics", "global", "augmentation"]
+    assert [name for name, _ in family._replace(response=None).blocks] == ["topics", "global"]
+
+    def chain(key):
+        state = family.init(key, data)
+        for i, (_, block) in enumerate(family.blocks):
+            state = block(jax.random.fold_in(key, i), state, data)
+        return family.monitors(state, data), family.snapshot(state), state
+
+    mon, snap, state = jax.jit(jax.vmap(chain))(jax.random.split(jax.random.PRNGKey(0), 3))
+    assert mon["num_topics"].shape == (3,) and np.all(np.asarray(mon["num_topics"]) >= 1)
+    assert snap["phi_wk"].shape == (3, 8, 16)
+    np.testing.assert_allclose(np.asarray(snap["phi_wk"]).sum(1),
+                               np.asarray(snap["occupied"], float), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(state.beta_weights).sum(1)
+                               + np.asarray(state.beta_new), 1.0, rtol=1e-5)
+    assert not np.asarray(state.overflow).any()
