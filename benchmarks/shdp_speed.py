@@ -57,7 +57,8 @@ def main():
     num_docs, vocab, num_tokens = len(offsets) - 1, len(train.vocabulary), len(words)
     labels = np.asarray(train.labels, np.float64)
     rng = np.random.default_rng(0)
-    lines = [f"shdp_speed  {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    lines = [f"shdp_speed  {now}",
              f"command: python {' '.join(sys.argv)}",
              f"data: load_dataset('20news-binary').train: D={num_docs} N={num_tokens} V={vocab}",
              f"machine: {machine_description()}", f"threads: {threads}", ""]

@@ -14,7 +14,8 @@ the response's augmentation. The target is
 
     pi(z, beta, eta, alpha, gamma)  propto  p(alpha) p(gamma) gamma^K beta_new^(gamma-1)
         prod_k beta_k^-1 N(eta_k; 0, nu2)
-        prod_d [Gamma(alpha) / Gamma(alpha + N_d) prod_k Gamma(alpha beta_k + n_dk) / Gamma(alpha beta_k)]
+        prod_d [Gamma(alpha) / Gamma(alpha + N_d)
+                prod_k Gamma(alpha beta_k + n_dk) / Gamma(alpha beta_k)]
         prod_k [Gamma(V beta) / Gamma(n_k + V beta) prod_w Gamma(n_wk + beta) / Gamma(beta)]
         x the response factors
 

@@ -5,7 +5,8 @@ Truncated stick-breaking form with ``truncation`` = L atoms (the sampler,
 truncation is below 1e-5 on average under the Gamma(1, 1) prior of gamma):
 
     gamma ~ Gamma(1, 1) (or fixed);  alpha ~ Gamma(1, 1) (or fixed)
-    v_k ~ Beta(1, gamma), k < L;  beta_k = v_k prod_{j<k} (1 - v_j), beta_L the rest     (G0's weights)
+    v_k ~ Beta(1, gamma), k < L;  beta_k = v_k prod_{j<k} (1 - v_j), beta_L the rest
+                                                                             (G0's weights)
     phi_k ~ Dir(beta_word 1_V);  eta_tk ~ N(0, nu2)                              (H, per atom k)
     pi_d ~ Dir(alpha beta_1, ..., alpha beta_L)          (G_d ~ DP(alpha, G0) on G0's L atoms)
     z_dn ~ Cat(pi_d);  w_dn ~ Cat(phi_{z_dn})
