@@ -207,6 +207,8 @@ from numpyro.infer import Predictive  # noqa: E402
 
 from topiczoo.models.shdp import shdp_declaration  # noqa: E402
 
+pytestmark = pytest.mark.slow  # statistical: long chains, enumeration, Geweke
+
 GEWEKE_LENGTHS = [5, 4, 6, 5]
 GEWEKE_VOCAB = 5
 GEWEKE_RESPONSE = Gaussian(s2=0.5, learn_s2=True, a0=3.0, b0=1.0)
