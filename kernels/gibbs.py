@@ -56,7 +56,11 @@ class Sampler(NamedTuple):
     per-draw quantities (collected by numpyro); snapshot: ``(state) -> dict`` of the global
     arrays kept for prediction (numpy-convertible, one chain); label_invariant: the names of
     the monitors whose value does not depend on how topics are labelled (comparable across
-    chains: the ones R-hat, ESS and the convergence plots use).
+    chains: the ones R-hat, ESS and the convergence plots use). A family whose state has a
+    capacity (the sHDP's topic slots) also gives ``overflowed(state) -> bool`` (the chunk ran
+    out of capacity and must be redone) and ``grow(state) -> state`` (more capacity, the same
+    chain: batched states grow too); :func:`topiczoo.fit.fit` then redoes the chunk from its
+    grown start, so the draws are those of a run started with the larger capacity.
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -69,6 +73,8 @@ class Sampler(NamedTuple):
     monitors: Callable
     snapshot: Callable
     label_invariant: tuple = ()
+    overflowed: Callable | None = None
+    grow: Callable | None = None
 
 
 class ChainState(NamedTuple):

@@ -4,7 +4,7 @@ Model (``topiczoo.models.shdp``, Dai and Storkey eqs 8-12): G0 ~ DP(gamma, H) wi
 H = Dir(beta 1_V) x N(0, nu2 I_T) (a topic's word distribution and its coefficient in each
 task); G_d ~ DP(alpha, G0); each token draws a topic from G_d and a word from it; the response
 of document d links y_d to omega_d = eta . zbar_d through ``response`` (any response of
-``kernels/responses.py``: its Gaussian form exp(psi omega - rho omega^2 / 2) given the
+``models/responses.py``: its Gaussian form exp(psi omega - rho omega^2 / 2) given the
 augmentation). alpha and gamma are fixed, or Gamma(a, b) a priori (default Gamma(1, 1)).
 
 Direct-assignment representation (Teh et al. 2006). The state holds the topic z of every
@@ -623,7 +623,7 @@ def topics_block(key, state: SHDPState, data, response, *, beta: float, nu2: flo
     Args:
       key: JAX key (the host seed is derived from it).
       state: :class:`SHDPState`; data: ``CorpusData`` (words, doc_ids, doc_offsets, y [T, D]).
-      response: a response of ``kernels/responses.py`` or None (plain HDP, T = 0).
+      response: a response of ``models/responses.py`` or None (plain HDP, T = 0).
       beta: the topics' symmetric Dirichlet parameter; nu2: prior variance of eta.
       num_aux: Neal's m, the auxiliary new topics per token (supervised only).
       _mutant: TEST ONLY: a deliberately wrong rule (``MUTANT_*``) the tests must catch.
@@ -976,13 +976,14 @@ def collapsed_log_likelihood(state: SHDPState, beta: float) -> jax.Array:
     return per_topic.sum() + per_word.sum()
 
 
-def monitors(state: SHDPState, data, response, *, beta: float) -> dict:
+def monitors(state: SHDPState, data, response, *, beta: float, task_monitors=None) -> dict:
     """Small label-invariant per-draw quantities.
 
     num_topics (occupied), alpha, gamma, beta_new, num_tables (m.. of the last global block),
     log_likelihood log p(W | Z) (nats); supervised: eta_norm ||eta||_F over occupied topics,
-    train_loss (mean minus log pseudo-likelihood, nats), augmentation_mean [T], and the
-    response's own: train_accuracy (classifiers) or residual_norm and train_mse (regression).
+    train_loss (mean minus log pseudo-likelihood, nats), augmentation_mean [T], and those of
+    ``task_monitors(y, omega)`` (the task's, ``Task.train_monitors``: train_accuracy for
+    classifiers, residual_norm and train_mse for regression).
     """
     out = {
         "num_topics": jnp.sum(state.n_k > 0).astype(jnp.int32),
@@ -999,7 +1000,7 @@ def monitors(state: SHDPState, data, response, *, beta: float) -> dict:
             eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
             train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
             augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
-            **response.monitors(data.y, omega),
+            **(task_monitors(data.y, omega) if task_monitors is not None else {}),
         )
     return out
 

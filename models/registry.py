@@ -22,6 +22,8 @@ from typing import Callable
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
+from topiczoo.models.shdp import (hdp, shdp_gaussian, shdp_hinge, shdp_logistic,
+                                  shdp_multitask, shdp_regression)
 from topiczoo.models.slda_gaussian import slda_gaussian
 from topiczoo.models.unigram_mixture import unigram_mixture
 
@@ -100,6 +102,16 @@ REGISTRY = {entry.name: entry for entry in (
     ModelEntry("slda-gaussian", slda_gaussian,
                "sLDA with a Gaussian response, noise variance fixed or sampled",
                ("regression",)),
+    ModelEntry("hdp", hdp, "hierarchical Dirichlet process (unsupervised; --topics: initial)"),
+    ModelEntry("shdp-gaussian", shdp_gaussian,
+               "supervised HDP, Gaussian response (--topics: initial number)", ("regression",)),
+    ModelEntry("shdp-regression", shdp_regression,
+               "supervised HDP, epsilon-insensitive loss", ("regression",)),
+    ModelEntry("shdp-logistic", shdp_logistic, "supervised HDP, logistic response with c",
+               _BINARY),
+    ModelEntry("shdp-hinge", shdp_hinge, "supervised HDP, hinge loss (max margin)", _BINARY),
+    ModelEntry("shdp-multitask", shdp_multitask,
+               "supervised HDP, one hinge task per class, argmax", ("multiclass",)),
 )}
 
 

@@ -15,6 +15,10 @@ truncation is below 1e-5 on average under the Gamma(1, 1) prior of gamma):
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
 import jax
 import jax.numpy as jnp
 import numpyro
@@ -35,7 +39,7 @@ def shdp_declaration(doc_ids, num_docs: int, vocab_size: int, beta: float, *, nu
       doc_ids: int [N] document of each token; num_docs: D; vocab_size: V.
       beta: the topics' symmetric Dirichlet parameter.
       nu2: prior variance of each topic's coefficient eta_tk (supervised only).
-      response: a response of ``topiczoo.kernels.responses`` or None (plain HDP).
+      response: a response of ``topiczoo.models.responses`` or None (plain HDP).
       num_tasks: T, rows of y.
       alpha, gamma: fixed concentrations, or None to draw them from Gamma(shape, rate) priors
         ``alpha_prior`` / ``gamma_prior`` (sites "alpha", "gamma").
@@ -69,3 +73,205 @@ def shdp_declaration(doc_ids, num_docs: int, vocab_size: int, beta: float, *, nu
     omega = eta @ zbar.T
     response.declare(omega, y)
     return z, zbar, eta, omega
+
+
+# ---------------------------------------------------------------------------------------------
+# The family: the sHDP through the sampler contract (``models.family.ModelFamily``)
+
+
+@dataclass(frozen=True)
+class SHDPModel:
+    """The supervised hierarchical Dirichlet process (or the plain HDP without a response).
+
+    num_topics: the initial number of topics (tokens spread uniformly over them); the sampler
+    starts with ``capacity`` slots (default 2 x ``num_topics``, at least 8) and doubles it,
+    redoing the chunk, whenever a birth finds no free slot (draws are those of a run started
+    with a large capacity). alpha, gamma: the document- and top-level concentrations (their
+    start values when ``learn_alpha`` / ``learn_gamma``, with Gamma(1, 1) priors). beta: the
+    topics' Dirichlet parameter; nu2: the prior variance of eta; response: a Gaussian-form
+    response of ``models.responses`` or None; tasks: the label kinds it takes; num_aux: Neal's
+    m auxiliary topics for a token's new-topic weight.
+    """
+
+    name: str
+    num_topics: int
+    response: object = None
+    tasks: tuple = ()
+    alpha: float = 1.0
+    gamma: float = 1.0
+    beta: float = 0.01
+    nu2: float = 1.0
+    learn_alpha: bool = True
+    learn_gamma: bool = True
+    num_aux: int = 1
+    capacity: int | None = None
+    num_classes: int | None = None
+    center: bool = False
+
+    samplers = ("exact",)
+
+    def __post_init__(self):
+        if isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics \
+                or self.num_topics < 1:
+            raise ValueError(f"num_topics must be an integer >= 1, got {self.num_topics!r}")
+        for name in ("alpha", "gamma", "beta", "nu2"):
+            value = float(getattr(self, name))
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        if int(self.num_aux) != self.num_aux or self.num_aux < 1:
+            raise ValueError(f"num_aux must be an integer >= 1, got {self.num_aux!r}")
+
+    @property
+    def initial_capacity(self) -> int:
+        return int(self.capacity or max(8, 2 * self.num_topics))
+
+    def describe(self) -> dict:
+        out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
+               "gamma": self.gamma, "beta": self.beta, "learn_alpha": self.learn_alpha,
+               "learn_gamma": self.learn_gamma, "num_aux": self.num_aux}
+        if self.response is not None:
+            out.update(nu2=self.nu2, response=self.response.name)
+            for name in ("c", "ell", "eps", "s2", "learn_s2", "a0", "b0"):
+                if hasattr(self.response, name):
+                    out[name] = getattr(self.response, name)
+        if "regression" in self.tasks:
+            out["center"] = self.center
+        return out
+
+    def task_of(self, corpus):
+        from topiczoo.models.tasks import Task
+
+        return None if self.response is None else Task.of(self.tasks, corpus, self.num_classes,
+                                                           self.center)
+
+    def corpus_data(self, corpus, task=None):
+        import numpy as np
+
+        from topiczoo.kernels.gibbs import corpus_arrays
+
+        corpus.require_nonempty("training")
+        task = self.task_of(corpus) if task is None else task
+        y = (np.zeros((0, corpus.num_docs), np.float32) if task is None
+             else self.response.encode(task.to_tasks(corpus.labels)))
+        return corpus_arrays(corpus.words, corpus.doc_offsets, y)
+
+    def declaration_for(self, vocab_size: int):
+        spec = self
+
+        def declaration(data):
+            return shdp_declaration(
+                data.doc_ids, data.doc_offsets.shape[0] - 1, vocab_size, spec.beta,
+                nu2=spec.nu2, response=spec.response, num_tasks=max(data.y.shape[0], 1),
+                words=data.words, y=data.y if spec.response is not None else None)
+
+        return declaration
+
+    def sampler(self, name: str, vocab_size: int, task=None):
+        if name not in self.samplers:
+            raise ValueError(f"unknown sampler {name!r} for {self.name}; choose from "
+                             f"{', '.join(self.samplers)}")
+        return _shdp_sampler(self, int(vocab_size), task)
+
+    def train_proportions(self, state):
+        import numpy as np
+
+        n_dk = np.asarray(state.n_dk, np.float64)
+        return (n_dk / np.maximum(n_dk.sum(-1, keepdims=True), 1)).astype(np.float32)
+
+    def test_proportions(self, snapshot: dict, corpus, *, num_burnin: int, num_draws: int,
+                         lag: int, seed: int):
+        from topiczoo.kernels import hdp
+
+        return hdp.sample_test_topics(corpus.words, corpus.doc_offsets, snapshot,
+                                      beta=self.beta, num_burnin=num_burnin,
+                                      num_draws=num_draws, lag=lag, seed=seed)
+
+    def scores(self, snapshot: dict, zbar):
+        from topiczoo.kernels import hdp
+
+        return hdp.score_test_documents(snapshot, zbar)
+
+
+LABEL_INVARIANT = ("log_likelihood", "num_topics", "alpha", "gamma", "eta_norm", "train_loss",
+                   "train_accuracy", "residual_norm", "train_mse", "augmentation_mean")
+
+
+@lru_cache(maxsize=64)
+def _shdp_sampler(model: SHDPModel, vocab_size: int, task):
+    from topiczoo.kernels import hdp
+    from topiczoo.kernels.gibbs import Sampler
+    from topiczoo.models.tasks import Task
+
+    if task is None and model.response is not None:
+        task = Task(model.tasks[0])
+    family = hdp.SHDPFamily(vocab_size, model.initial_capacity, model.response, model.beta,
+                            model.nu2, model.num_aux, model.learn_alpha, model.learn_gamma,
+                            model.alpha, model.gamma, init_topics=model.num_topics)
+    task_monitors = None if task is None else task.train_monitors
+
+    def monitors(state, data):
+        return hdp.monitors(state, data, model.response, beta=model.beta,
+                            task_monitors=task_monitors)
+
+    def overflowed(state):
+        return state.overflow
+
+    def grow(state):
+        return hdp.grow(state, 2 * state.n_k.shape[-1])
+
+    return Sampler("exact", family.init, tuple(fn for _, fn in family.blocks), monitors,
+                   family.snapshot, LABEL_INVARIANT, overflowed, grow)
+
+
+def shdp_gaussian(num_topics: int = 10, *, s2: float = 1.0, learn_s2: bool = True,
+                  alpha: float = 1.0, gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0,
+                  center: bool = True) -> SHDPModel:
+    """Gaussian sHDP (the paper's regression model); ``num_topics`` is the initial number."""
+    from topiczoo.models.responses import Gaussian
+
+    return SHDPModel("shdp-gaussian", num_topics, Gaussian(s2, learn_s2), ("regression",),
+                     alpha, gamma, beta, nu2, center=bool(center))
+
+
+def shdp_logistic(num_topics: int = 10, *, c: float = 1.0, alpha: float = 1.0,
+                  gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
+    """Logistic sHDP with constant c (Polya-Gamma, exact); binary or multi-label."""
+    from topiczoo.models.responses import Logistic
+
+    return SHDPModel("shdp-logistic", num_topics, Logistic(c), ("binary", "multilabel"), alpha,
+                     gamma, beta, nu2)
+
+
+def shdp_hinge(num_topics: int = 10, *, c: float = 1.0, ell: float = 164.0, alpha: float = 1.0,
+               gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
+    """Max-margin sHDP: the hinge loss of Gibbs MedLDA; binary or multi-label."""
+    from topiczoo.models.responses import Hinge
+
+    return SHDPModel("shdp-hinge", num_topics, Hinge(c, ell), ("binary", "multilabel"), alpha,
+                     gamma, beta, nu2)
+
+
+def shdp_regression(num_topics: int = 10, *, c: float = 1.0, eps: float = 1e-3,
+                    alpha: float = 1.0, gamma: float = 1.0, beta: float = 0.01,
+                    nu2: float = 1.0, center: bool = True) -> SHDPModel:
+    """sHDP with the epsilon-insensitive loss of MedLDA regression."""
+    from topiczoo.models.responses import EpsilonInsensitive
+
+    return SHDPModel("shdp-regression", num_topics, EpsilonInsensitive(c, eps), ("regression",),
+                     alpha, gamma, beta, nu2, center=bool(center))
+
+
+def shdp_multitask(num_topics: int = 10, num_classes: int | None = None, *, c: float = 1.0,
+                   ell: float = 64.0, alpha: float = 1.0, gamma: float = 1.0,
+                   beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
+    """Multi-task max-margin sHDP for multi-class data: one hinge task per class, argmax."""
+    from topiczoo.models.responses import Hinge
+
+    return SHDPModel("shdp-multitask", num_topics, Hinge(c, ell), ("multiclass",), alpha, gamma,
+                     beta, nu2, num_classes=num_classes)
+
+
+def hdp(num_topics: int = 10, *, alpha: float = 1.0, gamma: float = 1.0,
+        beta: float = 0.01) -> SHDPModel:
+    """The unsupervised hierarchical Dirichlet process (direct assignment)."""
+    return SHDPModel("hdp", num_topics, None, (), alpha, gamma, beta)

@@ -21,6 +21,8 @@ from scipy.special import gammaln
 from topiczoo.models.responses import EpsilonInsensitive, Hinge, Logistic
 from topiczoo.models import Task, gslda, gslda_multitask, lda, medlda, medlda_regression, slda_gaussian
 
+pytestmark = pytest.mark.slow  # statistical: long chains against enumeration
+
 # Three documents, V = 3, 7 tokens; topics are ambiguous so the labels move Z.
 DOCS = [[0, 1, 0], [1, 2], [2, 0]]
 LABELS = [1, 0, 1]

@@ -26,7 +26,7 @@ import pytest
 import exact_hdp
 from topiczoo.kernels import hdp
 from topiczoo.kernels.gibbs import CorpusData
-from topiczoo.kernels.responses import EpsilonInsensitive, Gaussian, Hinge, Logistic, MultiClass
+from topiczoo.models.responses import EpsilonInsensitive, Gaussian, Hinge, Logistic
 
 DOCS = [[0, 1, 0], [1, 2]]
 VOCAB = 3
@@ -101,7 +101,8 @@ RESPONSES = {
     "hinge-c1-ell1": (Hinge(1.0, 1.0), [1, 0], ("hinge", {"c": 1.0, "ell": 1.0}), [[1, -1]]),
     "eps-insensitive-c2": (EpsilonInsensitive(2.0, 0.1), [1.0, -1.0],
                            ("epsilon_insensitive", {"c": 2.0, "eps": 0.1}), [[1.0, -1.0]]),
-    "multiclass-logistic": (MultiClass(Logistic(2.0), 3), [2, 0],
+    # classes [2, 0] of 3, as one 0/1 task per class (Task("multiclass", 3).to_tasks)
+    "multiclass-logistic": (Logistic(2.0), [[0, 1], [0, 0], [1, 0]],
                             ("logistic", {"c": 2.0}), [[0, 1], [0, 0], [1, 0]]),
 }
 

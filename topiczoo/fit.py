@@ -294,21 +294,19 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
                              "to fit")
         mcmc = _mcmc(kernel, length, num_chains, thinning, chain_method)
         tic = time.perf_counter()
-        with control_flow_prims_disabled():  # see the module docstring
-            if result.state is None:
-                mcmc.post_warmup_state = None
-                mcmc.run(jax.random.PRNGKey(seed), data)
-            else:
-                # result.state always has a chain axis; numpyro runs a single chain unbatched
-                unbatch = (lambda a: a[0]) if num_chains == 1 else (lambda a: a)
-                mcmc.post_warmup_state = jax.tree.map(lambda a: jax.numpy.asarray(unbatch(a)),
-                                                      result.state)
-                mcmc.run(mcmc.post_warmup_state.rng_key, data)
-        draws = jax.tree.map(np.asarray, mcmc.get_samples(group_by_chain=True))
-        state = jax.tree.map(np.asarray, mcmc.last_state)
-        mcmc.post_warmup_state = None
-        if num_chains == 1:
-            state = jax.tree.map(lambda a: a[None], state)
+        start_state = result.state
+        if start_state is None and kernel.sampler.grow is not None:
+            start_state = _initial_state(kernel, data, seed, num_chains)
+        while True:
+            draws, state = _run_chunk(mcmc, start_state, seed, num_chains, data)
+            overflowed = kernel.sampler.overflowed
+            if overflowed is None or not np.any(np.asarray(jax.vmap(overflowed)(state.state))):
+                break
+            # out of capacity: redo the chunk from its start with more (same draws as a run
+            # started with the larger capacity)
+            start_state = start_state._replace(state=kernel.sampler.grow(start_state.state))
+            if log:
+                log(f"chunk {start}-{end} redone with more capacity")
         seconds = time.perf_counter() - tic
         _append_chunk(result, state, draws, start, end, thinning, seconds)
         if end in snapshot_points:
@@ -324,6 +322,36 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
             callback(result)
         start = end
     return result
+
+
+def _initial_state(kernel, data, seed, num_chains) -> ChainState:
+    """The state numpyro's ``MCMC.run(PRNGKey(seed), data)`` starts from, with a chain axis."""
+    key = jax.random.PRNGKey(seed)
+    keys = jax.random.split(key, num_chains) if num_chains > 1 else key
+    state = kernel.init(keys, 0, None, (data,), {})
+    state = jax.tree.map(np.asarray, state)
+    return jax.tree.map(lambda a: a[None], state) if num_chains == 1 else state
+
+
+def _run_chunk(mcmc, start_state, seed, num_chains, data):
+    """One ``MCMC.run`` from ``start_state`` (a chain-axis state, or None: numpyro's own start);
+    returns the draws and the last state (numpy, with a chain axis)."""
+    with control_flow_prims_disabled():  # see the module docstring
+        if start_state is None:
+            mcmc.post_warmup_state = None
+            mcmc.run(jax.random.PRNGKey(seed), data)
+        else:
+            # states always have a chain axis here; numpyro runs a single chain unbatched
+            unbatch = (lambda a: a[0]) if num_chains == 1 else (lambda a: a)
+            mcmc.post_warmup_state = jax.tree.map(lambda a: jax.numpy.asarray(unbatch(a)),
+                                                  start_state)
+            mcmc.run(mcmc.post_warmup_state.rng_key, data)
+    draws = jax.tree.map(np.asarray, mcmc.get_samples(group_by_chain=True))
+    state = jax.tree.map(np.asarray, mcmc.last_state)
+    mcmc.post_warmup_state = None
+    if num_chains == 1:
+        state = jax.tree.map(lambda a: a[None], state)
+    return draws, state
 
 
 def _append_chunk(result, state, draws, start, end, thinning, seconds):
@@ -418,7 +446,9 @@ def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> 
     leaves = []
     for p, leaf in paths:
         name = f"state/{jax.tree_util.keystr(p)}"
-        if name not in stored or stored[name].shape != leaf.shape:
+        grown = kernel.sampler.grow is not None  # a capacity may have grown since the start
+        if name not in stored or (stored[name].shape != leaf.shape and not (
+                grown and stored[name].ndim == leaf.ndim)):
             raise ValueError(f"checkpoint {path} does not hold a state of this sampler "
                              f"({name} missing or of another shape)")
         leaves.append(stored[name].astype(leaf.dtype))
