@@ -14,6 +14,7 @@ FAST = ["--topics", "4", "--chains", "2", "--iterations", "8", "--snapshots", "2
         "--test-burnin", "2", "--test-draws", "2", "--quiet"]
 
 
+@pytest.mark.slow  # end-to-end fits of four models on bbc
 @pytest.mark.parametrize("model, extra, metric", [
     ("medlda", [], "test_accuracy"),
     ("lda-svm", [], "test_accuracy"),
@@ -40,6 +41,7 @@ def test_fit_writes_summary_tree_and_plot(tmp_path, capsys, model, extra, metric
     assert f"ma {summary[metric]:.4f}" in diagnose(out)
 
 
+@pytest.mark.slow
 def test_diagnose_writes_report(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["fit", "--out", str(out), *FAST]) == 0

@@ -13,8 +13,11 @@ def test_values():
     assert mean_squared_error([1.0, 2.0], [1.0, 4.0]) == 2.0
     assert predictive_r2([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]) == 1.0
     assert predictive_r2([1.0, 2.0, 3.0], [2.0, 2.0, 2.0]) == 0.0
+    # micro: 2 true positives of 3 predicted, 3 true; macro: labels (P, R) = (1, 1/2), (1/2, 1)
     assert precision_recall_f1([[1, 0], [1, 1]], [[1, 1], [0, 1]]) == {
-        "precision": pytest.approx(2 / 3), "recall": pytest.approx(2 / 3), "f1": pytest.approx(2 / 3)}
+        "precision": pytest.approx(2 / 3), "recall": pytest.approx(2 / 3),
+        "f1": pytest.approx(2 / 3), "macro_precision": pytest.approx(0.75),
+        "macro_recall": pytest.approx(0.75), "macro_f1": pytest.approx(2 / 3)}
     assert evaluate("regression", [0.0, 1.0], [0.0, 1.0]) == {"predictive_r2": 1.0, "mse": 0.0}
 
 
