@@ -92,6 +92,7 @@ def test_exact_moments_limits_and_jit():
         (256, 100_000, ZS + (177.5, 1.0e3)),  # ~13 us per PG(256) draw: keep it short
     ],
 )
+@pytest.mark.slow
 def test_pg_moments(h, n, zs):
     z = jnp.broadcast_to(jnp.asarray(zs, jnp.float32)[:, None], (len(zs), n))
     x = np.asarray(jax.jit(lambda k, z: polya_gamma(k, h, z))(jax.random.PRNGKey(h), z))
@@ -102,6 +103,7 @@ def test_pg_moments(h, n, zs):
     assert not bad, f"h={h}: moment z-scores beyond {Z_MAX}: {bad}"
 
 
+@pytest.mark.slow
 def test_pg_c256_explicit():
     """The regularisation constant c = 256 (issue requirement): PG(256, 256 * zeta)."""
     c, n = 256, 100_000
@@ -112,6 +114,7 @@ def test_pg_c256_explicit():
         assert abs(zm) < Z_MAX and abs(zvar) < Z_MAX, (zv, zm, zvar)
 
 
+@pytest.mark.slow
 def test_pg_extreme_z_mean():
     # variance underflows float32 here; the mean h/(2|z|) must still be right
     for zv in (1e10, -1e30):
@@ -123,6 +126,7 @@ def test_pg_extreme_z_mean():
     assert np.all(np.isfinite(x)) and np.all(x >= 0) and np.all(x < 1e-37)
 
 
+@pytest.mark.slow
 def test_own_large_z_sampler_matches_package_conditional_law():
     """The |z| >= 100 path (own Devroye, left branch only) on its rare branches.
 
@@ -147,6 +151,7 @@ def test_pg_negative_z_same_law():
     assert max(map(abs, moment_z_scores(x, 3, 2.0))) < Z_MAX
 
 
+@pytest.mark.slow
 def test_moment_test_can_fail():
     n = 100_000
     # draws of PG(h, 2z) against the moments of PG(h, z)
@@ -159,6 +164,7 @@ def test_moment_test_can_fail():
     assert zm > 10, zm
 
 
+@pytest.mark.slow
 def test_moment_test_detects_package_alternate_bias():
     """Why non-integer h is refused: the package's "alternate" sampler is biased.
 
@@ -269,6 +275,7 @@ def ks_pvalue(x, mean, shape):
     return stats.kstest(np.asarray(x, np.float64), stats.invgauss(mean / shape, scale=shape).cdf).pvalue
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mean", [1e-3, 0.1, 1.0, 10.0, 1e3, 1e5, 1e8])
 def test_ig_ks(mean):
     x = inverse_gaussian(jax.random.PRNGKey(20), jnp.full((N_IG,), mean))
@@ -277,6 +284,7 @@ def test_ig_ks(mean):
     assert ks_pvalue(x, mean, 1.0) > 1e-3
 
 
+@pytest.mark.slow
 def test_ig_ks_shape_not_one_and_broadcasting():
     x = inverse_gaussian(jax.random.PRNGKey(21), 3.0, jnp.full((N_IG,), 2.5))
     assert x.shape == (N_IG,)
@@ -286,6 +294,7 @@ def test_ig_ks_shape_not_one_and_broadcasting():
     assert y.shape == (2, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mean", [1e20, 1e30])
 def test_ig_huge_mean(mean):
     x = np.asarray(inverse_gaussian(jax.random.PRNGKey(23), jnp.full((N_IG,), mean)), np.float64)
@@ -305,6 +314,7 @@ def test_ig_extreme_parameters_stay_finite_positive():
         assert np.all(np.isfinite(x)) and np.all(x > 0), x
 
 
+@pytest.mark.slow
 def test_ig_ks_can_fail():
     key = jax.random.PRNGKey(24)
     # jax.random.wald loses the small root to cancellation in float32
