@@ -16,15 +16,15 @@ at random with equal odds (``cycle=False``, the paper's best) or in turn (``cycl
 
 * **document**: q_D(k) = (n_dk + alpha) / (N_d - 1 + K alpha): with probability
   (N_d - 1) / (N_d - 1 + K alpha) the topic of a uniformly drawn OTHER token of the document,
-  else a uniform topic. Acceptance ratio
+  else a uniform topic (alpha is symmetric). Acceptance ratio
   [(n_wk' + beta) / (n_k' + V beta) e^{x_k'}] / [the same at k].
 * **word**: q_W(k) = (n_wk + beta) / (N_w - 1 + K beta): the topic of a uniformly drawn other
-  token of the same word (from a word -> tokens index built once from the data), else a
+  token of the same word (from :func:`word_token_index`, built once from the data), else a
   uniform topic. Acceptance ratio [(n_dk' + alpha) / (n_k' + V beta) e^{x_k'}] / [the same at k].
-* **response**: q_R(k) from a per-document alias table of exp(xhat_k), xhat the supervised
-  exponent with the document's score S replaced by an estimate Shat (below). Acceptance ratio
-  pi(k') q_R(k) / (pi(k) q_R(k')) with q_R the probabilities the built table draws with
-  (``kernels.alias.alias_probabilities``, rounding included).
+* **response**: q_R(k) from a per-document alias table (``kernels.alias``) of exp(xhat_k),
+  xhat the supervised exponent with the document's score S replaced by an estimate Shat
+  (below). Acceptance ratio pi(k') q_R(k) / (pi(k) q_R(k')), q_R the probabilities the built
+  table draws with (gathered while it is built, rounding included).
 
 With T = 0 (plain LDA) only the first two are used.
 
@@ -32,35 +32,53 @@ Why the chain is exact
 ----------------------
 Each step is a Metropolis-Hastings step for z_n whose target is its full conditional pi given
 every other current variable, and whose proposal depends only on variables that this step
-does not change: current z_{-n} (document and word proposals read current counts and current
-topics of other tokens), eta, psi, rho, the data, and, for the response proposal, the current
-topics of tokens that are frozen while its table is in use. The acceptance ratio uses exactly
-the probabilities the proposal draws with. So every step is reversible with respect to
-p(z_n | everything else), leaves the joint posterior invariant, and so does any cycle or
+does not change: current z_{-n} (the document and word proposals read current counts and the
+current topics of other tokens), eta, psi, rho, the data, and, for the response proposal, the
+current topics of tokens that stay frozen while its table is in use; which proposal is used and
+all uniforms are drawn independently of the state. The acceptance ratio uses exactly the
+probabilities the proposal draws with. So every step is reversible with respect to
+p(z_n | everything else) and leaves the joint posterior invariant, and so does any cycle or
 random mixture of such steps (the composition principle); the document proposal has full
 support, so the chain on Z given eta, psi, rho is irreducible.
 
-The response table is where care is needed. LightLDA's and the LightMedLDA paper's tables are
-"stale": built from the counts at the start of the sweep (or document) and reused. Such a
-table depends on the token's own topic at build time and on the old topics of tokens updated
-since, i.e. on past states, and the acceptance ratio cannot repair that: on a 7-token corpus the
-exact stationary distribution of such sweeps is 0.6-8 % (total variation) away from the
-target (``tests/test_light.py``, exact transition matrices). Here each document is swept in two
-halves: the first half's tokens use a table built from the second half's topics (which do not
-move meanwhile), then the second half's tokens use a table built from the first half's new
-topics. Shat_t = (N_d - 1) / m sum_{frozen m tokens} eta_{t, z_m} (0 for a one-token document,
-which is then exact). Any function of frozen variables is a valid proposal; this one is close
-to the target when the document's topics are homogeneous.
+"A stale proposal is fine if the acceptance ratio uses the probabilities it drew with" is not
+enough. LightLDA's word tables and the LightMedLDA paper's per-document exp tables are built
+from the topics at the start of the sweep (or document) and reused: for a token they depend on
+its own topic at build time and on the old topics of tokens updated since, i.e. on a past state
+of the chain, which the acceptance ratio cannot account for. Exact transition matrices on the
+7-token corpus of the tests (``tests/test_light.py``) put the stationary distribution of such
+sweeps 0.11 (response table, 1 step per token) / 0.0077 (6 steps) and 0.038 / 0.0008 (stale
+word table) in total variation from the target; this design's, 1e-15. So:
 
-Cost per token: O(num_steps T) (T = number of tasks), independent of K; per document two
-tables of O(K T) (build) each, so O(K T / N_d) per token, with K exps and the alias build in
-that. No table outlives the call: nothing needs to live in the chain state, and a run resumes
+* the word proposal is not a stale per-word alias table but the token draw above, the exact
+  analogue of the document proposal: current counts, O(1), nothing to build, and its
+  probability at any topic is read from the current n_wk (the 1 / (n_k + V beta) factor moves
+  into the acceptance ratio). It needs the data's word -> tokens index (O(N) memory, no V x K
+  table);
+* each document is swept in two halves: the first half's tokens use a response table built
+  from the second half's topics (which do not move meanwhile), then the second half's tokens
+  use a table built from the first half's new topics. Shat_t = (N_d - 1) / m sum_{frozen m
+  tokens} eta_{t, z_m} (0 for a one-token document, which is then exact). Any function of
+  frozen variables is a valid proposal; this one is close to the target when the document's
+  topics are homogeneous.
+
+No table outlives the call: nothing besides the TopicState is carried, and a run resumes
 exactly from (z, counts, eta, psi, rho, key).
 
-Numerics: the ratio's e^{x_k' - x_k} may overflow or underflow; inf accepts and 0 rejects,
-which is the right decision (the count factors lie in about [1e-12, 1e12]). Table weights are
-exp(max(xhat_k - max xhat, -600)), so every q_R(k) is positive and q_R(k) / q_R(k') finite;
-when |x_k' - x_k| > 600 the response ratio is formed in log space.
+Cost
+----
+Per token O(num_steps T), independent of K; per document two tables of O(K T) each (the
+O(K T) part vectorises; the K exps, the alias build and the max are O(K)), so O(K T / N_d) per
+token: on 20news (N_d = 130 on average) about 6 table entries per token at K = 400, 13-16 ns
+each. At large K the counts do not fit in any cache, so the sweep is a software pipeline
+(``_light_sweep``): a token's proposals are drawn two tokens ahead and the counts they will
+read prefetched one token ahead. ``benchmarks/light_scaling.py`` has the figures.
+
+Numerics: the count factors of a ratio lie within about 1e+-30, so when e^{x_k' - x_k}
+overflows (inf: accept) or underflows (0: reject) the decision is the one exact arithmetic
+would make. Table weights are exp(max(xhat_k - max xhat, -600)) (:func:`_exp_weights`), so
+every q_R(k) is positive and q_R(k) / q_R(k') finite; when |x_k' - x_k| > 600 the response
+ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX key.
 """
 
 from __future__ import annotations
@@ -73,7 +91,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from topiczoo.kernels.alias import alias_draw, alias_probabilities, build_alias
+from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
 from topiczoo.kernels.topics import TopicState, _count_token, _seed_from_key
 
 DOC, WORD, RESPONSE = 0, 1, 2
@@ -205,6 +223,24 @@ def _exp_weights(xhat, top, weights, scratch):
         bits[k] += scratch[k] << 52
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _max(x):
+    """max(x) in four interleaved running maxima (no chain of dependent comparisons)."""
+    m0 = m1 = m2 = m3 = x[0]
+    n = x.shape[0]
+    k = 0
+    while k + 4 <= n:
+        m0 = max(m0, x[k])
+        m1 = max(m1, x[k + 1])
+        m2 = max(m2, x[k + 2])
+        m3 = max(m3, x[k + 3])
+        k += 4
+    while k < n:
+        m0 = max(m0, x[k])
+        k += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
 @numba.njit(cache=True, nogil=True)
 def _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q):
     """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (:func:`_exp_weights`)
@@ -220,12 +256,9 @@ def _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q):
         for k in range(num_topics):
             e = eta[t, k]
             xhat[k] += e * (at - hc * e)
-    top = xhat[0]
-    for k in range(1, num_topics):
-        top = max(top, xhat[k])
+    top = _max(xhat)
     _exp_weights(xhat, top, weights, work)
-    build_alias(weights, num_topics, prob, alias, work)
-    alias_probabilities(prob, alias, num_topics, q)
+    build_alias_with_probabilities(weights, num_topics, prob, alias, work, q)
 
 
 @intrinsic

@@ -124,6 +124,13 @@ def test_alias_draws_match_the_weights(case):
     assert abs(realised.sum() - 1.0) < 1e-12
     np.testing.assert_allclose(realised, p, rtol=1e-12, atol=1e-15)
     assert np.all(realised[p == 0] == 0)
+    # the build that gathers them on the way gives the same table and probabilities
+    prob2, alias2, gathered = np.empty(len(w)), np.empty(len(w), np.int64), np.empty(len(w))
+    alias_module.build_alias_with_probabilities(np.asarray(w, np.float64), len(w), prob2,
+                                                alias2, np.empty(len(w), np.int64), gathered)
+    np.testing.assert_array_equal(prob2, prob)
+    np.testing.assert_array_equal(alias2, alias)
+    np.testing.assert_allclose(gathered, realised, rtol=1e-13, atol=1e-300)
     draws = alias_sample(prob, alias, 400_000, seed=11)
     assert draws.min() >= 0 and draws.max() < len(w)
     pvalue = _chi_square_pvalue(draws, p)
