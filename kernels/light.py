@@ -1,0 +1,601 @@
+"""The light Z sweep (LightMedLDA): Metropolis-Hastings per token, cost independent of K.
+
+Target (counts excluding the token, ``omega_td(k) = (eta_tk + sum_{m != n} eta_{t, z_m}) / N_d``):
+
+    pi(k)  propto  (n_dk + alpha) (n_wk + beta) / (n_k + V beta)
+                   * prod_t exp(psi_td omega_td(k) - rho_td omega_td(k)^2 / 2)
+
+Up to a constant in k the supervised factor is exp(x_k) with
+
+    x_k = sum_t eta_tk (a_t - c_t eta_tk / 2),   c_t = rho_td / N_d^2,
+    a_t = psi_td / N_d - c_t S_t,                S_t = sum_{m != n} eta_{t, z_m},
+
+O(T) per topic once the document's running score S is kept incrementally. Each token makes
+``num_steps`` Metropolis-Hastings steps (default 6), each from one of three proposals, chosen
+at random with equal odds (``cycle=False``, the paper's best) or in turn (``cycle=True``):
+
+* **document**: q_D(k) = (n_dk + alpha) / (N_d - 1 + K alpha): with probability
+  (N_d - 1) / (N_d - 1 + K alpha) the topic of a uniformly drawn OTHER token of the document,
+  else a uniform topic (alpha is symmetric). Acceptance ratio
+  [(n_wk' + beta) / (n_k' + V beta) e^{x_k'}] / [the same at k].
+* **word**: q_W(k) = (n_wk + beta) / (N_w - 1 + K beta): the topic of a uniformly drawn other
+  token of the same word (from :func:`word_token_index`, built once from the data), else a
+  uniform topic. Acceptance ratio [(n_dk' + alpha) / (n_k' + V beta) e^{x_k'}] / [the same at k].
+* **response**: q_R(k) from a per-document alias table (``kernels.alias``) of exp(xhat_k),
+  xhat the supervised exponent with the document's score S replaced by an estimate Shat
+  (below). Acceptance ratio pi(k') q_R(k) / (pi(k) q_R(k')), q_R the probabilities the built
+  table draws with (gathered while it is built, rounding included).
+
+With T = 0 (plain LDA) only the first two are used.
+
+Why the chain is exact
+----------------------
+Each step is a Metropolis-Hastings step for z_n whose target is its full conditional pi given
+every other current variable, and whose proposal depends only on variables that this step
+does not change: current z_{-n} (the document and word proposals read current counts and the
+current topics of other tokens), eta, psi, rho, the data, and, for the response proposal, the
+current topics of tokens that stay frozen while its table is in use; which proposal is used and
+all uniforms are drawn independently of the state. The acceptance ratio uses exactly the
+probabilities the proposal draws with. So every step is reversible with respect to
+p(z_n | everything else) and leaves the joint posterior invariant, and so does any cycle or
+random mixture of such steps (the composition principle); the document proposal has full
+support, so the chain on Z given eta, psi, rho is irreducible.
+
+"A stale proposal is fine if the acceptance ratio uses the probabilities it drew with" is not
+enough. LightLDA's word tables and the LightMedLDA paper's per-document exp tables are built
+from the topics at the start of the sweep (or document) and reused: for a token they depend on
+its own topic at build time and on the old topics of tokens updated since, i.e. on a past state
+of the chain, which the acceptance ratio cannot account for. Exact transition matrices on the
+7-token corpus of the tests (``tests/test_light.py``) put the stationary distribution of such
+sweeps 0.11 (response table, 1 step per token) / 0.0077 (6 steps) and 0.038 / 0.0008 (stale
+word table) in total variation from the target; this design's, 1e-15. So:
+
+* the word proposal is not a stale per-word alias table but the token draw above, the exact
+  analogue of the document proposal: current counts, O(1), nothing to build, and its
+  probability at any topic is read from the current n_wk (the 1 / (n_k + V beta) factor moves
+  into the acceptance ratio). It needs the data's word -> tokens index (O(N) memory, no V x K
+  table);
+* each document is swept in two halves: the first half's tokens use a response table built
+  from the second half's topics (which do not move meanwhile), then the second half's tokens
+  use a table built from the first half's new topics. Shat_t = (N_d - 1) / m sum_{frozen m
+  tokens} eta_{t, z_m} (0 for a one-token document, which is then exact). Any function of
+  frozen variables is a valid proposal; this one is close to the target when the document's
+  topics are homogeneous.
+
+No table outlives the call: nothing besides the TopicState is carried, and a run resumes
+exactly from (z, counts, eta, psi, rho, key).
+
+Cost
+----
+Per token O(num_steps T), independent of K; per document two tables of O(K T) each (the
+O(K T) part vectorises; the K exps, the alias build and the max are O(K)), so O(K T / N_d) per
+token: on 20news (N_d = 130 on average) about 6 table entries per token at K = 400, 13-16 ns
+each. At large K the counts do not fit in any cache, so the sweep is a software pipeline
+(``_light_sweep``): a token's proposals are drawn two tokens ahead and the counts they will
+read prefetched one token ahead. ``benchmarks/light_scaling.py`` has the figures.
+
+Numerics: the count factors of a ratio lie within about 1e+-30, so when e^{x_k' - x_k}
+overflows (inf: accept) or underflows (0: reject) the decision is the one exact arithmetic
+would make. Table weights are exp(max(xhat_k - max xhat, -600)) (:func:`_exp_weights`), so
+every q_R(k) is positive and q_R(k) / q_R(k') finite; when |x_k' - x_k| > 600 the response
+ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX key.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
+from topiczoo.kernels.topics import TopicState, _count_token, _seed_from_key
+
+DOC, WORD, RESPONSE = 0, 1, 2
+_FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
+
+# ---------------------------------------------------------------------------------------------
+# Random numbers: xoshiro256** (Blackman and Vigna), seeded through splitmix64. numba's
+# np.random.random() costs about 18 ns a call here (the sweep makes 2-3 per step); this, 2 ns.
+
+_U = np.uint64
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rotl(x, k):
+    return (x << _U(k)) | (x >> _U(64 - k))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next(s):
+    """The next 64-bit output of xoshiro256** with state s (uint64 [4], updated in place)."""
+    result = _rotl(s[1] * _U(5), 7) * _U(9)
+    t = s[1] << _U(17)
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], 45)
+    return result
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _uniform(s):
+    """A uniform double in [0, 1) (53 random bits)."""
+    return (_next(s) >> _U(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _seed_state(seed, s):
+    """State of the generator from an integer seed (splitmix64 outputs, as its authors advise)."""
+    x = _U(seed)
+    for i in range(4):
+        x += _U(0x9E3779B97F4A7C15)
+        v = x
+        v = (v ^ (v >> _U(30))) * _U(0xBF58476D1CE4E5B9)
+        v = (v ^ (v >> _U(27))) * _U(0x94D049BB133111EB)
+        s[i] = v ^ (v >> _U(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def _word_token_index(words, vocab_size, word_offsets, word_tokens):
+    """Counting sort of token indices by word: word_tokens[word_offsets[w]:word_offsets[w+1]]
+    are the tokens of word w, in corpus order."""
+    word_offsets[:] = 0
+    for i in range(words.shape[0]):
+        word_offsets[words[i] + 1] += 1
+    for w in range(vocab_size):
+        word_offsets[w + 1] += word_offsets[w]
+    fill = word_offsets[:-1].copy()
+    for i in range(words.shape[0]):
+        w = words[i]
+        word_tokens[fill[w]] = i
+        fill[w] += 1
+
+
+def word_token_index(words, vocab_size: int):
+    """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word.
+
+    A property of the data only: build it once per corpus and pass it to
+    :func:`light_topics_step` (it is rebuilt on every call otherwise, O(N + V)).
+    """
+    words = np.ascontiguousarray(words, np.int32)
+    word_offsets = np.zeros(int(vocab_size) + 1, np.int64)
+    word_tokens = np.empty(words.shape[0], np.int32)
+    _word_token_index(words, int(vocab_size), word_offsets, word_tokens)
+    if word_offsets[-1] >= 2**31:
+        raise ValueError("more than 2^31 - 1 tokens")
+    return word_offsets.astype(np.int32), word_tokens
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _exponent(eta_kt, k, a, half_c):
+    """x_k = sum_t eta_tk (a_t - c_t eta_tk / 2), eta_kt topic-major [K, T]. Four partial sums,
+    so that the additions do not wait on each other (T is 20 in the multi-task models)."""
+    num_tasks = a.shape[0]
+    acc0 = 0.0
+    acc1 = 0.0
+    acc2 = 0.0
+    acc3 = 0.0
+    t = 0
+    while t + 4 <= num_tasks:
+        e0 = eta_kt[k, t]
+        e1 = eta_kt[k, t + 1]
+        e2 = eta_kt[k, t + 2]
+        e3 = eta_kt[k, t + 3]
+        acc0 += e0 * (a[t] - half_c[t] * e0)
+        acc1 += e1 * (a[t + 1] - half_c[t + 1] * e1)
+        acc2 += e2 * (a[t + 2] - half_c[t + 2] * e2)
+        acc3 += e3 * (a[t + 3] - half_c[t + 3] * e3)
+        t += 4
+    while t < num_tasks:
+        e0 = eta_kt[k, t]
+        acc0 += e0 * (a[t] - half_c[t] * e0)
+        t += 1
+    return (acc0 + acc1) + (acc2 + acc3)
+
+
+_ROUND = 6755399441055744.0  # 1.5 * 2^52: x + _ROUND - _ROUND rounds x to an integer
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+
+
+@numba.njit(cache=True, nogil=True)
+def _exp_weights(xhat, top, weights, scratch):
+    """weights[k] ~ exp(max(xhat[k] - top, _FLOOR)) to a relative 2e-7, in loops that vectorise
+    (libm's exp does not: 6 ns an entry against 1.4). They are only proposal weights: the
+    chain uses the probabilities the table built from them draws with, whatever they are.
+    2^(y log2 e) = 2^n 2^f, n = round(y log2 e), |f| <= 1/2, 2^f by its Taylor polynomial of
+    degree 6; 2^n enters as n added to the exponent bits (n >= -866, so no subnormals)."""
+    bits = weights.view(np.int64)
+    for k in range(xhat.shape[0]):
+        t = max(xhat[k] - top, _FLOOR) * _LOG2E
+        n = (t + _ROUND) - _ROUND
+        g = (t - n) * _LN2
+        weights[k] = 1.0 + g * (1.0 + g * (0.5 + g * (1.0 / 6.0 + g * (1.0 / 24.0 + g * (
+            1.0 / 120.0 + g * (1.0 / 720.0))))))
+        scratch[k] = np.int64(n)
+    for k in range(xhat.shape[0]):
+        bits[k] += scratch[k] << 52
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _max(x):
+    """max(x) in four interleaved running maxima (no chain of dependent comparisons)."""
+    m0 = m1 = m2 = m3 = x[0]
+    n = x.shape[0]
+    k = 0
+    while k + 4 <= n:
+        m0 = max(m0, x[k])
+        m1 = max(m1, x[k + 1])
+        m2 = max(m2, x[k + 2])
+        m3 = max(m3, x[k + 3])
+        k += 4
+    while k < n:
+        m0 = max(m0, x[k])
+        k += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
+@numba.njit(cache=True, nogil=True)
+def _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q):
+    """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (:func:`_exp_weights`)
+    into prob/alias, and
+    the probabilities it draws with into q. eta task-major [T, K] (the inner loop runs over
+    topics, so it vectorises)."""
+    num_tasks, num_topics = eta.shape
+    for k in range(num_topics):
+        xhat[k] = 0.0
+    for t in range(num_tasks):
+        at = a_hat[t]
+        hc = half_c[t]
+        for k in range(num_topics):
+            e = eta[t, k]
+            xhat[k] += e * (at - hc * e)
+    top = _max(xhat)
+    _exp_weights(xhat, top, weights, work)
+    build_alias_with_probabilities(weights, num_topics, prob, alias, work, q)
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Hint the CPU to fetch the cache line of array[index] (1-D or 2-D with a tuple index):
+    LLVM's prefetch intrinsic; no effect on results."""
+    if isinstance(index, types.BaseTuple):
+        count = len(index)
+    else:
+        count = 1
+    if not isinstance(array, types.Array) or array.ndim != count:
+        return None
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        array_type, index_type = signature.args
+        ary = context.make_array(array_type)(context, builder, args[0])
+        if isinstance(index_type, types.BaseTuple):
+            items = [context.cast(builder, builder.extract_value(args[1], n), index_type[n],
+                                  types.intp) for n in range(count)]
+        else:
+            items = [context.cast(builder, args[1], index_type, types.intp)]
+        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, items,
+                                       wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _draw_ahead(rng, i, words, word_offsets, place, z, z_word, n_wk, num_kinds, cycle, k_beta,
+                beta, num_topics, kinds, uniforms, places):
+    """Stage 1 of the pipeline, two tokens ahead: draw token i's proposal kinds and uniforms and
+    where its word proposals read z_word (-1 - topic for the uniform part); prefetch those
+    places and the count token i will decrement first. None of this depends on the state:
+    which topics are read at those places is (at the token's turn)."""
+    w = words[i]
+    w_lo = word_offsets[w]
+    n_w = word_offsets[w + 1] - w_lo
+    _prefetch(n_wk, (w, z[i]))
+    _prefetch(z_word, place[i])
+    for step in range(kinds.shape[0]):
+        if cycle:
+            kind = step % num_kinds
+        else:
+            kind = min(int(_uniform(rng) * num_kinds), num_kinds - 1)
+        kinds[step] = kind
+        u = _uniform(rng)
+        uniforms[step] = u
+        if kind == WORD:
+            u *= n_w - 1 + k_beta
+            if u < n_w - 1:
+                p = w_lo + int(u)
+                if p == place[i]:
+                    p = w_lo + n_w - 1
+                places[step] = p
+                _prefetch(z_word, p)
+            else:
+                places[step] = -1 - min(int((u - (n_w - 1)) / beta), num_topics - 1)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _candidates(i, start, end, z, z_word, kinds, uniforms, places, prob, alias, with_table,
+                k_alpha, alpha, num_topics, cand):
+    """The proposed topics of token i (document [start, end)) from its drawn uniforms, read
+    from the current z: cand[step], or -1 for a response proposal when ``with_table`` is False
+    (used for prefetching, one token ahead, before the table exists)."""
+    length = end - start
+    for step in range(kinds.shape[0]):
+        kind = kinds[step]
+        if kind == DOC:
+            u = uniforms[step] * (length - 1 + k_alpha)
+            if u < length - 1:
+                j = start + int(u)
+                if j == i:
+                    j = end - 1
+                k2 = z[j]
+            else:
+                k2 = min(int((u - (length - 1)) / alpha), num_topics - 1)
+        elif kind == WORD:
+            p = places[step]
+            k2 = z_word[p] if p >= 0 else -1 - p
+        elif with_table:
+            k2 = alias_draw(prob, alias, num_topics, uniforms[step])
+        else:
+            k2 = -1
+        cand[step] = k2
+
+
+@numba.njit(cache=True, nogil=True)
+def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi,
+                 rho, alpha, beta, seed, num_steps, cycle, stats):
+    """One in-place light sweep over all tokens (see the module docstring).
+
+    eta float64 [T, K]; psi, rho float64 [T, D]; num_steps MH steps per token; cycle: proposals
+    in turn (else at random). stats int64 [3, 2] (zeroed by the caller) receives, per proposal
+    kind (document, word, response), the number of proposals of a different topic and the
+    number accepted.
+
+    Memory: at large K the counts do not fit in any cache and each token would wait for several
+    misses in turn (n_wk rows, the word's tokens). Since a token's proposals depend only on
+    z_{-n}, which does not change during its steps, the sweep is a pipeline: two tokens ahead
+    it draws the uniforms and prefetches the word proposals' places; one token ahead it reads
+    the proposed topics (from the current z: a hint only) and prefetches their counts; at the
+    token's turn it reads the proposals again (now current), their counts in one pass (so the
+    remaining misses overlap), then makes the accept / reject decisions in order.
+    """
+    rng = np.empty(4, np.uint64)
+    _seed_state(seed, rng)
+    num_tokens = z.shape[0]
+    num_docs = doc_offsets.shape[0] - 1
+    num_topics = n_k.shape[0]
+    num_tasks = eta.shape[0]
+    v_beta = n_wk.shape[0] * beta
+    k_alpha = num_topics * alpha
+    k_beta = num_topics * beta
+    num_kinds = 3 if num_tasks > 0 else 2
+    inv_nk = np.empty(num_topics)
+    for k in range(num_topics):
+        inv_nk[k] = 1.0 / (n_k[k] + v_beta)
+    eta_kt = np.ascontiguousarray(eta.T)
+    score = np.zeros(num_tasks)  # S: the document's score (without the token, inside a token)
+    frozen = np.zeros(num_tasks)  # the frozen half's score
+    a = np.zeros(num_tasks)
+    half_c = np.zeros(num_tasks)
+    lin0 = np.zeros(num_tasks)
+    a_hat = np.zeros(num_tasks)
+    xhat = np.empty(num_topics)
+    weights = np.empty(num_topics)
+    prob = np.empty(num_topics)
+    alias = np.empty(num_topics, np.int64)
+    work = np.empty(num_topics, np.int64)
+    q = np.empty(num_topics)
+    kinds = np.empty((3, num_steps), np.int64)  # token i's draws in row i % 3
+    uniforms = np.empty((3, num_steps))
+    places = np.empty((3, num_steps), np.int64)
+    cand = np.empty(num_steps, np.int64)
+    c_doc = np.empty(num_steps)
+    c_word = np.empty(num_steps)
+    c_inv = np.empty(num_steps)
+    c_x = np.empty(num_steps)
+    # a word-major copy of z (z_word[p] = z[word_tokens[p]]) and each token's place in it: the
+    # word proposal reads a random token of the word from a contiguous stretch of memory
+    z_word = np.empty(num_tokens, np.int32)
+    place = np.empty(num_tokens, np.int64)
+    for p in range(num_tokens):
+        tok = word_tokens[p]
+        place[tok] = p
+        z_word[p] = z[tok]
+    for i in range(min(2, num_tokens)):
+        _draw_ahead(rng, i, words, word_offsets, place, z, z_word, n_wk, num_kinds, cycle,
+                    k_beta, beta, num_topics, kinds[i], uniforms[i], places[i])
+
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        length = end - start
+        if length == 0:
+            continue
+        # the next non-empty document (for prefetching across the boundary)
+        d_next = d + 1
+        while d_next < num_docs and doc_offsets[d_next + 1] == doc_offsets[d_next]:
+            d_next += 1
+        mid = start + (length + 1) // 2
+        inv_n = 1.0 / length
+        for t in range(num_tasks):
+            score[t] = 0.0
+            half_c[t] = 0.5 * rho[t, d] * inv_n * inv_n
+            lin0[t] = psi[t, d] * inv_n
+        for i in range(start, end):  # tasks innermost: independent additions
+            for t in range(num_tasks):
+                score[t] += eta_kt[z[i], t]
+        for phase in range(2):
+            lo, hi = (start, mid) if phase == 0 else (mid, end)
+            if lo == hi:
+                continue
+            if num_tasks > 0:
+                # the table of this half, from the other (frozen) half's current topics
+                f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)
+                scale = (length - 1.0) / (f_hi - f_lo) if f_hi > f_lo else 0.0
+                for t in range(num_tasks):
+                    frozen[t] = 0.0
+                for i in range(f_lo, f_hi):
+                    for t in range(num_tasks):
+                        frozen[t] += eta_kt[z[i], t]
+                for t in range(num_tasks):
+                    a_hat[t] = lin0[t] - 2.0 * half_c[t] * frozen[t] * scale
+                _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q)
+            for i in range(lo, hi):
+                row = i % 3
+                # pipeline: draws two tokens ahead, proposed topics' counts one token ahead
+                if i + 2 < num_tokens:
+                    r2 = (i + 2) % 3
+                    _draw_ahead(rng, i + 2, words, word_offsets, place, z, z_word, n_wk,
+                                num_kinds, cycle, k_beta, beta, num_topics, kinds[r2],
+                                uniforms[r2], places[r2])
+                if i + 1 < num_tokens:
+                    r1 = (i + 1) % 3
+                    if i + 1 < end:
+                        s1, e1, d1 = start, end, d
+                    else:
+                        s1, e1, d1 = doc_offsets[d_next], doc_offsets[d_next + 1], d_next
+                    _candidates(i + 1, s1, e1, z, z_word, kinds[r1], uniforms[r1], places[r1],
+                                prob, alias, i + 1 < hi, k_alpha, alpha, num_topics, cand)
+                    w1 = words[i + 1]
+                    for step in range(num_steps):
+                        k2 = cand[step]
+                        if k2 >= 0:
+                            _prefetch(n_wk, (w1, k2))
+                            _prefetch(n_dk, (d1, k2))
+                w = words[i]
+                k = z[i]
+                _count_token(d, w, k, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
+                for t in range(num_tasks):
+                    score[t] -= eta_kt[k, t]
+                    a[t] = lin0[t] - 2.0 * half_c[t] * score[t]
+                # z_{-n} does not change during the token's steps, so all its proposals are
+                # read first and their counts in one pass; only the decisions are sequential
+                _candidates(i, start, end, z, z_word, kinds[row], uniforms[row], places[row],
+                            prob, alias, True, k_alpha, alpha, num_topics, cand)
+                for step in range(num_steps):
+                    k2 = cand[step]
+                    c_doc[step] = n_dk[d, k2] + alpha
+                    c_word[step] = n_wk[w, k2] + beta
+                    c_inv[step] = inv_nk[k2]
+                    c_x[step] = _exponent(eta_kt, k2, a, half_c)
+                k_doc = n_dk[d, k] + alpha
+                k_word = n_wk[w, k] + beta
+                k_inv = inv_nk[k]
+                xk = _exponent(eta_kt, k, a, half_c)
+                for step in range(num_steps):
+                    k2 = cand[step]
+                    if k2 == k:
+                        continue
+                    kind = kinds[row, step]
+                    stats[kind, 0] += 1
+                    diff = c_x[step] - xk
+                    if kind == DOC:
+                        ratio = (c_word[step] * c_inv[step]) / (k_word * k_inv)
+                        if num_tasks > 0:
+                            ratio *= np.exp(diff)
+                    elif kind == WORD:
+                        ratio = (c_doc[step] * c_inv[step]) / (k_doc * k_inv)
+                        if num_tasks > 0:
+                            ratio *= np.exp(diff)
+                    else:
+                        counts = ((c_doc[step] * c_word[step] * c_inv[step])
+                                  / (k_doc * k_word * k_inv))
+                        if abs(diff) < -_FLOOR:
+                            ratio = counts * np.exp(diff) * (q[k] / q[k2])
+                        else:
+                            ratio = counts * np.exp(diff + np.log(q[k]) - np.log(q[k2]))
+                    if ratio >= 1.0 or _uniform(rng) < ratio:
+                        k = k2
+                        xk = c_x[step]
+                        k_doc = c_doc[step]
+                        k_word = c_word[step]
+                        k_inv = c_inv[step]
+                        stats[kind, 1] += 1
+                z[i] = k
+                z_word[place[i]] = k
+                _count_token(d, w, k, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
+                for t in range(num_tasks):
+                    score[t] += eta_kt[k, t]
+
+
+def _host_light_sweep(alpha, beta, num_steps, cycle):
+    """The host side of :func:`light_topics_step` (same conventions as the collapsed sweep's:
+    z and counts are copied once into the outputs and swept there; under
+    ``vmap_method="expand_dims"`` every argument has a leading chain axis)."""
+
+    def sweep(out, words, offsets, w_off, w_tok, eta, psi, rho, seed):
+        if w_off.shape[0] == 0:
+            w_off, w_tok = word_token_index(words, out[2].shape[0])
+        stats = np.zeros((3, 2), np.int64)
+        _light_sweep(*out, words, offsets, w_off, w_tok, eta, psi, rho, alpha, beta, int(seed),
+                     num_steps, cycle, stats)
+
+    def host(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
+             seed):
+        state = [np.asarray(a) for a in (z, n_dk, n_wk, n_k)]
+        inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
+        inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
+        seed = np.asarray(seed)
+        if state[0].ndim == 1:
+            out = [np.array(a, dtype=np.int32) for a in state]
+            sweep(out, *inputs, seed)
+            return tuple(out)
+        inputs.append(seed)
+        num = max(a.shape[0] for a in (*state, *inputs))
+        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32) for a in state]
+        for chain in range(num):
+            sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+        return tuple(out)
+
+    return host
+
+
+def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho, alpha: float,
+                      beta: float, *, word_offsets=None, word_tokens=None, num_steps: int = 6,
+                      combination: str = "mixture") -> TopicState:
+    """One light sweep over every token: ``num_steps`` Metropolis-Hastings steps per token
+    (module docstring), exact in its stationary distribution.
+
+    Args:
+      key: JAX PRNG key; the host seed is derived from it.
+      topics: current :class:`~topiczoo.kernels.topics.TopicState` (z [N], n_dk [D, K],
+        n_wk [V, K], n_k [K], int32).
+      words: int32 [N]; doc_offsets: int32 [D+1].
+      eta: float32 [T, K] (T = 0 for plain LDA); psi, rho: float32 [T, D] (Gaussian form).
+      alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
+      word_offsets, word_tokens: the data's :func:`word_token_index` (int32 [V+1], int32 [N]);
+        computed on every call if omitted.
+      num_steps: Metropolis-Hastings steps per token (static).
+      combination: ``"mixture"`` (each step's proposal drawn with equal odds) or ``"cycle"``
+        (document, word, response in turn).
+    Returns the new :class:`TopicState`. Works under jit, vmap (chains) and lax loops; nothing
+    besides the TopicState needs to be carried between calls.
+    """
+    if combination not in ("mixture", "cycle"):
+        raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
+    if int(num_steps) < 1:
+        raise ValueError(f"num_steps must be >= 1, got {num_steps}")
+    if (word_offsets is None) != (word_tokens is None):
+        raise ValueError("pass both word_offsets and word_tokens, or neither")
+    if word_offsets is None:
+        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
+    out_shape = tuple(jax.ShapeDtypeStruct(a.shape, jnp.int32) for a in topics)
+    z, n_dk, n_wk, n_k = jax.pure_callback(
+        _host_light_sweep(float(alpha), float(beta), int(num_steps), combination == "cycle"),
+        out_shape, *topics, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
+        _seed_from_key(key), vmap_method="expand_dims",
+    )
+    return TopicState(z, n_dk, n_wk, n_k)
