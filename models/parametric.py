@@ -28,6 +28,7 @@ from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
                                      counts_from_assignments, sample_test_topics,
                                      topic_proportions)
+from topiczoo.models.responses import response_facts
 from topiczoo.models.tasks import Task
 
 
@@ -113,10 +114,7 @@ class TopicModel:
         out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
                "alpha_per_topic": self.alpha_per_topic, "beta": self.beta}
         if self.response is not None:
-            out.update(nu2=self.nu2, response=self.response.name)
-            for name in ("c", "ell", "eps", "s2", "learn_s2", "a0", "b0"):
-                if hasattr(self.response, name):
-                    out[name] = getattr(self.response, name)
+            out.update(nu2=self.nu2, **response_facts(self.response))
         if self.num_classes is not None:
             out["num_classes"] = self.num_classes
         if "regression" in self.tasks:

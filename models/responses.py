@@ -270,5 +270,14 @@ class Gaussian(_Regressor):
         return numpyro.sample("y", dist.Normal(omega, jnp.sqrt(s2)), obs=y)
 
 
+def response_facts(response) -> dict:
+    """The response's name and constants as flat facts (``{"response": "hinge", "c": 1.0,
+    "ell": 164.0}``), for a model's ``describe()``."""
+    from dataclasses import fields
+
+    return {"response": response.name, **{f.name: getattr(response, f.name)
+                                          for f in fields(response)}}
+
+
 RESPONSES = {"logistic": Logistic, "hinge": Hinge, "epsilon_insensitive": EpsilonInsensitive,
              "gaussian": Gaussian}

@@ -126,14 +126,13 @@ class SHDPModel:
         return int(self.capacity or max(8, 2 * self.num_topics))
 
     def describe(self) -> dict:
+        from topiczoo.models.responses import response_facts
+
         out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
                "gamma": self.gamma, "beta": self.beta, "learn_alpha": self.learn_alpha,
                "learn_gamma": self.learn_gamma, "num_aux": self.num_aux}
         if self.response is not None:
-            out.update(nu2=self.nu2, response=self.response.name)
-            for name in ("c", "ell", "eps", "s2", "learn_s2", "a0", "b0"):
-                if hasattr(self.response, name):
-                    out[name] = getattr(self.response, name)
+            out.update(nu2=self.nu2, **response_facts(self.response))
         if "regression" in self.tasks:
             out["center"] = self.center
         return out
