@@ -42,6 +42,8 @@ from topiczoo.kernels.eta import draw_eta_coordinatewise, eta_conditional_factor
 from topiczoo.kernels.light import light_topics_step, word_token_index
 from topiczoo.kernels.topics import TopicState, _seed_from_key, counts_from_assignments
 
+pytestmark = pytest.mark.slow  # statistical: long chains against enumeration, moments
+
 
 def _mutant(function, replacements, name=None):
     """``function`` (a numba or plain function of the package) recompiled from its own source
