@@ -4,7 +4,6 @@ answers with exit code 0 or a one-line error (exit 2), never a traceback or a ha
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

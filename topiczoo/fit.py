@@ -279,7 +279,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         result = load_checkpoint(checkpoint, kernel, data, expected=fresh)
     ends, snapshot_points = _schedule(num_iterations, num_burnin, num_snapshots, chunk,
                                       snapshot_lag, thinning)
-    log = _progress_log(result, num_iterations) if progress else None
+    log = _progress_log(result) if progress else None
     start = result.iterations_done
     mcmc_calls = 0
     if log and start:
@@ -367,7 +367,7 @@ def _append_chunk(result, state, draws, start, end, thinning, seconds):
         timing if previous is None else np.concatenate([previous, timing], axis=1))
 
 
-def _progress_log(result, total):
+def _progress_log(result):
     name = result.model.describe()["model"]
     return lambda line: print(f"[{name}] {line}", file=sys.stderr, flush=True)
 
