@@ -42,7 +42,7 @@ Threads: ``set_single_thread()`` before numpy and jax are imported.
 Usage::
 
     python benchmarks/light_scaling.py                      # K = 20 50 100 200 400
-    python benchmarks/light_scaling.py --topics 20 400 --rounds 1 --out /tmp/x.txt
+    python benchmarks/light_scaling.py --topics 20 400 --rounds 1 --out light_scaling_k20_k400.txt
 """
 
 from __future__ import annotations
