@@ -582,6 +582,11 @@ def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho
         (document, word, response in turn).
     Returns the new :class:`TopicState`. Works under jit, vmap (chains) and lax loops; nothing
     besides the TopicState needs to be carried between calls.
+
+    Through ``pure_callback`` the whole TopicState is copied in and out at every call: at
+    K = 400 on 20news (n_wk 86 MB) that adds about 190 ns per token to the sweep's 600 and
+    some 340 MB to the peak. :func:`light_assignments_step` runs the same sweep with z alone
+    in the chain state.
     """
     if combination not in ("mixture", "cycle"):
         raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
