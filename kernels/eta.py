@@ -8,6 +8,12 @@ P is never formed. The upper-triangular factor R with R^T R = P is the R of a QR
 of the stacked matrix [sqrt(rho) * zbar; I / nu] ([D+K, K]), whose condition number is the
 square root of P's, so the draw stays finite in float32 even when rho spans many orders of
 magnitude (c = 256; a hinge augmentation with the margin near 0). Cost O((D + K) K^2) per task.
+
+:func:`draw_eta_coordinatewise` (LightMedLDA) is the alternative for large K: one Gibbs pass
+over the coordinates of each task, each from its exact univariate conditional, O(D K) per task
+and pass. It is a Markov step that leaves the same Gaussian invariant (it needs the current
+eta), not an independent draw. On 20news with 20 tasks a pass costs 4 ms at K = 20 and about
+0.1 s at K = 400, against 44 ms and 2.5 s for the QR draw (``benchmarks/light_scaling.py``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ from topiczoo.kernels import eta as eta_module
 from topiczoo.kernels import light
 from topiczoo.kernels.alias import alias_sample, alias_table, table_probabilities
 from topiczoo.kernels.eta import draw_eta_coordinatewise, eta_conditional_factor
-from topiczoo.kernels.light import light_topics_step, word_token_index
+from topiczoo.kernels.light import (light_assignments_step, light_topics_step,
+                                   word_token_index)
 from topiczoo.kernels.topics import TopicState, _seed_from_key, counts_from_assignments
 
 pytestmark = pytest.mark.slow  # statistical: long chains against enumeration, moments
@@ -547,6 +548,50 @@ def test_jax_step_under_vmap_and_scan():
     final, _ = jax.jit(lambda t, ks: jax.lax.scan(body, t, ks))(shared,
                                                                jax.random.split(keys[0], 4))
     _assert_consistent([np.asarray(a) for a in final], words, doc_ids)
+
+
+def test_assignments_step_is_the_topic_state_step():
+    """Counts rebuilt from z on the host: the same z and n_dk as the TopicState step with the
+    same key, unbatched and under vmap."""
+    rng = np.random.default_rng(5)
+    words, offsets, doc_ids, state, eta, psi, rho = _random_problem(rng, 6, 2)
+    args = (jnp.asarray(words), jnp.asarray(offsets), jnp.asarray(eta, jnp.float32),
+            jnp.asarray(psi, jnp.float32), jnp.asarray(rho, jnp.float32))
+    topics = TopicState(*(jnp.asarray(a) for a in state))
+    w_off, w_tok = (jnp.asarray(a) for a in word_token_index(words, 12))
+
+    def z_step(key, z, **kw):
+        return light_assignments_step(key, z, *args, ALPHA, BETA, num_topics=6, vocab_size=12,
+                                      **kw)
+
+    keys = jax.random.split(jax.random.PRNGKey(9), 2)
+    for key in keys:
+        full = jax.jit(lambda k: _step(k, topics, *args))(key)
+        z, n_dk = jax.jit(lambda k: z_step(k, topics.z, word_offsets=w_off,
+                                           word_tokens=w_tok))(key)
+        np.testing.assert_array_equal(np.asarray(z), np.asarray(full.z))
+        np.testing.assert_array_equal(np.asarray(n_dk), np.asarray(full.n_dk))
+        # without the index, cycling: the returned n_dk are the counts of the returned z
+        z2, n_dk2 = jax.jit(lambda k: z_step(k, topics.z, combination="cycle",
+                                             num_steps=2))(key)
+        assert np.asarray(z2).min() >= 0 and np.asarray(z2).max() < 6
+        np.testing.assert_array_equal(np.asarray(n_dk2),
+                                      _counts_of(np.asarray(z2), words, doc_ids, 6)[0])
+    batched_z = jnp.stack([topics.z, jnp.asarray(np.roll(state[0], 3))])
+    zb, nb = jax.jit(jax.vmap(z_step))(keys, batched_z)
+    for chain in range(2):
+        z, n_dk = z_step(keys[chain], batched_z[chain])
+        np.testing.assert_array_equal(np.asarray(zb[chain]), np.asarray(z))
+        np.testing.assert_array_equal(np.asarray(nb[chain]), np.asarray(n_dk))
+    assert np.array_equal(np.asarray(nb[0]).sum(1), LENGTHS)
+
+
+def _counts_of(z, words, doc_ids, num_topics):
+    n_dk = np.zeros((len(LENGTHS), num_topics), np.int32)
+    n_wk = np.zeros((12, num_topics), np.int32)
+    np.add.at(n_dk, (doc_ids, z), 1)
+    np.add.at(n_wk, (words, z), 1)
+    return n_dk, n_wk, np.bincount(z, minlength=num_topics).astype(np.int32)
 
 
 def test_jax_step_plain_lda_and_bad_arguments():
