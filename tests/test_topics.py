@@ -1,9 +1,13 @@
-"""The table-form collapsed sweep and the lookup-table log-likelihood against direct forms.
+"""The collapsed sweeps against an independent reference, and the lookup-table log-likelihood
+against direct forms.
 
 ``_collapsed_sweep`` evaluates the supervised factor from per-document exp tables and falls back
-to log space for documents whose exponents could leave the safe range; it must draw exactly
-the topics of the per-token log-space ``_collapsed_sweep_reference`` (same seed, same uniform
-per token; the two differ only by floating rounding, far too little to change a draw here).
+to log space for documents whose exponents could leave the safe range. It must draw exactly the
+topics of ``reference.collapsed_sweep`` (plain Python, every conditional recomputed from the
+assignments alone, nothing shared with the package) given the same uniform per token: numba's
+``np.random.seed(s); np.random.random()`` is NumPy's legacy stream, so the reference is handed
+``RandomState(s).random_sample(N)``. The two differ only by floating rounding, far too little to
+change a draw here.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import pytest
 from jax.scipy.special import gammaln
 from scipy.special import gammaln as gammaln64
 
+import reference
 from topiczoo.kernels import topics as tk
 from topiczoo.kernels.gibbs import collapsed_log_likelihood
 from topiczoo.kernels.topics import TopicState, collapsed_topics_step
@@ -66,6 +71,20 @@ def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, **kw):
     return history, returns
 
 
+def _reference_sweeps(state, words, offsets, eta, psi, rho, seeds):
+    """The reference's sweeps from ``state``, one per seed, with the uniforms the fast sweep
+    draws from that seed; the states after each, as [z, n_dk, n_wk, n_k]."""
+    z = state[0]
+    num_topics = state[3].shape[0]
+    history = []
+    for seed in seeds:
+        uniforms = np.random.RandomState(seed).random_sample(len(z))
+        z = reference.collapsed_sweep(z, words, offsets, eta, psi, rho, ALPHA, BETA, VOCAB,
+                                      num_topics, uniforms)
+        history.append([z, *reference.counts(z, words, offsets, VOCAB, num_topics)])
+    return history
+
+
 def _assert_same(history_a, history_b):
     for sweep, (a, b) in enumerate(zip(history_a, history_b)):
         for name, x, y in zip(("z", "n_dk", "n_wk", "n_k"), a, b):
@@ -93,7 +112,7 @@ def test_table_sweep_draws_the_reference_topics(num_topics, num_tasks, hot):
     state = _state(rng, words, offsets, num_topics)
     eta, psi, rho = _responses(rng, num_tasks, num_topics, len(LENGTHS),
                                HOT_DOC if hot else None)
-    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta, psi, rho, SEEDS)
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
     new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS)
     _assert_same(ref, new)
     _check_counts(new[-1], words, offsets)
@@ -111,7 +130,7 @@ def test_forced_log_space_and_forced_tables(num_topics):
     words, offsets = _corpus(rng, LENGTHS)
     state = _state(rng, words, offsets, num_topics)
     eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
-    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta, psi, rho, SEEDS)
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
     forced, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
                                 max_exponent=-1.0)
     _assert_same(ref, forced)
@@ -120,6 +139,10 @@ def test_forced_log_space_and_forced_tables(num_topics):
                                 SEEDS, max_exponent=np.inf)
     _assert_same(ref, tables)
     assert log_space == [0] * len(SEEDS)
+    # the package's own per-token log-space sweep draws them too
+    package_reference, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta,
+                                   psi, rho, SEEDS)
+    _assert_same(ref, package_reference)
 
 
 @pytest.mark.parametrize("num_topics", [3, 20])
@@ -128,7 +151,7 @@ def test_plain_lda_sweep(num_topics):
     words, offsets = _corpus(rng, LENGTHS)
     state = _state(rng, words, offsets, num_topics)
     empty = np.zeros((0, num_topics)), np.zeros((0, len(LENGTHS))), np.zeros((0, len(LENGTHS)))
-    ref, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, *empty, SEEDS)
+    ref = _reference_sweeps(state, words, offsets, *empty, SEEDS)
     new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS)
     _assert_same(ref, new)
     assert log_space == [0] * len(SEEDS)
@@ -137,8 +160,9 @@ def test_plain_lda_sweep(num_topics):
 def test_full_table_falls_back_to_log_space(monkeypatch):
     """A document meeting more topics than the table holds finishes in log space.
 
-    Run as plain Python (``py_func``, numpy's generator for both sweeps) with a table of two
-    rows, so that every document meeting a third topic switches mid-way.
+    Run as plain Python (``py_func``, drawing from NumPy's legacy generator, the stream the
+    reference is handed) with a table of two rows, so that every document meeting a third topic
+    switches mid-way.
     """
     num_topics = 6
     monkeypatch.setattr(tk, "_TABLE_ENTRIES", 2 * num_topics)
@@ -147,8 +171,7 @@ def test_full_table_falls_back_to_log_space(monkeypatch):
     state = _state(rng, words, offsets, num_topics)
     eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
     seeds = SEEDS[:3]
-    ref, _ = _sweeps(tk._collapsed_sweep_reference.py_func, state, words, offsets, eta, psi, rho,
-                     seeds)
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, seeds)
     new, log_space = _sweeps(tk._collapsed_sweep.py_func, state, words, offsets, eta, psi, rho,
                              seeds)
     _assert_same(ref, new)
