@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from exact import small_corpus
+from chains import small_corpus
 from topiczoo.fit import fit, snapshot_iterations
 from topiczoo.kernels.responses import Hinge, Logistic
 from topiczoo.models import gslda

@@ -1,0 +1,55 @@
+"""Running the package's Gibbs kernel on tiny corpora: the sampling side of the exactness tests.
+
+Every use of the package by the enumeration tests goes through the imports below.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpyro.infer import MCMC
+
+from exact import configuration_frequencies
+from topiczoo.corpus import Corpus
+from topiczoo.kernels.gibbs import CorpusData, GibbsKernel
+
+
+def tiny_data(docs, labels=None, response=None):
+    """CorpusData from a list of word-id lists and optional labels (raw 0/1 or ratings)."""
+    words = np.concatenate([np.asarray(d, np.int32) for d in docs])
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int32)
+    doc_ids = np.repeat(np.arange(len(docs), dtype=np.int32), [len(d) for d in docs])
+    if response is None:
+        y = np.zeros((0, len(docs)), np.float32)
+    else:
+        y = response.encode(np.asarray(labels))
+    return CorpusData(jnp.asarray(words), jnp.asarray(doc_ids), jnp.asarray(offsets),
+                      jnp.asarray(y))
+
+
+def small_corpus():
+    """A deterministic Corpus of 12 short documents over 8 words, labels alternating 0/1."""
+    rng = np.random.default_rng(0)
+    docs = [rng.integers(0, 8, size=rng.integers(3, 9)) for _ in range(12)]
+    lengths = [len(d) for d in docs]
+    return Corpus(np.concatenate(docs).astype(np.int32),
+                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                  tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
+
+
+def run_chains(model, data, vocab_size, *, num_samples, seed, num_chains=4, num_warmup=200,
+               chain_method="vectorized"):
+    """Draws of Z ([draws, N]) and of eta ([draws, T, K]) from ``MCMC`` with the kernel."""
+    mcmc = MCMC(GibbsKernel(model, vocab_size), num_warmup=num_warmup, num_samples=num_samples,
+                num_chains=num_chains, chain_method=chain_method, progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("topics.z",))
+    z = np.asarray(mcmc.get_extra_fields()["topics.z"])
+    eta = mcmc.get_samples().get("eta")
+    return z, None if eta is None else np.asarray(eta)
+
+
+def sampled_configurations(model, data, vocab_size, **kw):
+    """Configuration frequencies of Z from a run of ``MCMC`` with the kernel."""
+    z, _ = run_chains(model, data, vocab_size, **kw)
+    return configuration_frequencies(z, model.num_topics)
