@@ -79,3 +79,34 @@ def counts(z, words, doc_offsets, vocab_size, num_topics):
             n_dk[d, z[n]] += 1
             n_wk[words[n], z[n]] += 1
     return n_dk, n_wk, n_dk.sum(0)
+
+
+def held_out_chain(words, doc_offsets, phi_wk, alpha, num_burnin, num_draws, lag, rng):
+    """Test-document topics with the topics Phi fixed and no response (JMLR eq. 15).
+
+    Document by document: each token's topic starts at ``rng.randint(K)``; then sweeps, each
+    token drawn from p(z_n = k | z_-n) propto (n_dk^-n + alpha) phi_{w_n k} with ``rng``'s
+    next uniform; after ``num_burnin`` sweeps every ``lag``-th sweep is kept. ``rng`` is a
+    ``np.random.RandomState``. Returns zbar [num_draws, D, K] (1/K rows for empty documents).
+    """
+    phi_wk = np.asarray(phi_wk, np.float64)
+    num_topics = phi_wk.shape[1]
+    num_docs = len(doc_offsets) - 1
+    out = np.zeros((num_draws, num_docs, num_topics))
+    for d in range(num_docs):
+        doc = [int(w) for w in words[doc_offsets[d]:doc_offsets[d + 1]]]
+        if not doc:
+            out[:, d] = 1.0 / num_topics
+            continue
+        z = [int(rng.randint(num_topics)) for _ in doc]
+        kept = 0
+        for sweep in range(1, num_burnin + num_draws * lag + 1):
+            for i, w in enumerate(doc):
+                others = z[:i] + z[i + 1:]
+                weights = np.array([(others.count(k) + alpha) * phi_wk[w, k]
+                                    for k in range(num_topics)])
+                z[i] = _draw(weights, rng.random_sample())
+            if sweep > num_burnin and (sweep - num_burnin) % lag == 0:
+                out[kept, d] = np.bincount(z, minlength=num_topics) / len(doc)
+                kept += 1
+    return out

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import topiczoo.datasets
-from exact import small_corpus
+from chains import small_corpus
 from topiczoo import Corpus
 from topiczoo.cli import main
 from topiczoo.datasets import DataSet

@@ -2,102 +2,191 @@
 
 A long run of the full Gibbs kernel (Z, augmentation and eta blocks) on a corpus of 7 tokens
 with K = 2 must reproduce the exact posterior of Z over all 2^7 configurations, computed by
-enumeration with the response's ORIGINAL pseudo-likelihood (no augmentation). Distributions
-are compared up to relabelling of the topics (see ``exact.total_variation``). Each test also
-shows it can fail: a kernel with a deliberately wrong conditional misses the bound.
+``exact``: an oracle that imports nothing from the package and writes the papers' original
+pseudo-likelihoods and Dirichlet parameters itself. Distributions are compared up to relabelling
+of the topics (see ``exact.total_variation``).
+
+Power. A test whose model could be swapped for a plausible wrong one without the chain
+noticing proves nothing. So each problem below comes with its near misses: the exact posteriors
+of the models a plausible bug samples instead (labels ignored, nu2 halved, c replaced by 1, eps
+set to 0, ell halved, s2 halved or its shape wrong, beta or alpha wrong, the first task alone,
+psi's label term without c). ``test_near_misses_are_far`` asserts, exactly and without
+sampling, that each lies at least POWER x TV_BOUND from the right posterior; a chain targeting a
+near miss is then at least (POWER - 1) x TV_BOUND from it, so ``test_sampler_matches_enumeration``
+fails. The corpora and hyperparameters (nu2 != 1, c != 1, eps = 1, single-token documents whose
+labels pull hard, a second task that disagrees with the first) were searched for that. Bugs whose
+chain has no exact target (a conditional inconsistent with the others, such as one task's
+augmentation used by every task) are run as wrong kernels and must miss the bound by 2x.
+
+A new response or Z sampler lands with its problem in ``PROBLEMS`` (and its near misses in
+``near_misses``); ``test_every_response_and_block_has_a_powered_enumeration_problem`` fails
+until it does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from exact import exact_posterior, sampled_configurations, tiny_data, total_variation
-from topiczoo.kernels.gibbs import GibbsKernel
-from scipy.special import gammaln
-
-from topiczoo.models.responses import EpsilonInsensitive, Hinge, Logistic
-from topiczoo.models import Task, gslda, gslda_multitask, lda, medlda, medlda_regression, slda_gaussian
+from chains import sample_assignments, tiny_data
+from exact import (Problem, brute_force_posterior, configuration_frequencies, exact_posterior,
+                   total_variation)
+from topiczoo.models.responses import RESPONSES, EpsilonInsensitive, Hinge, Logistic
+from topiczoo.models.parametric import TopicModel
+from topiczoo.models import (Task, gslda, gslda_multitask, lda, medlda, medlda_regression,
+                             slda_gaussian)
 
 pytestmark = pytest.mark.slow  # statistical: long chains against enumeration
 
-# Three documents, V = 3, 7 tokens; topics are ambiguous so the labels move Z.
-DOCS = [[0, 1, 0], [1, 2], [2, 0]]
-LABELS = [1, 0, 1]
-VOCAB = 3
 NUM_SAMPLES = 25_000  # per chain, 4 chains
-TV_BOUND = 0.03  # the Monte Carlo TV at this length is about 0.01-0.015 (measured)
+TV_BOUND = 0.03  # the Monte Carlo TV at this length is about 0.005-0.02 (measured)
+POWER = 3  # every near miss lies at least POWER x TV_BOUND from the exact posterior
+
+# Each problem: a tiny corpus (word-id lists), its labels and hyperparameters, all plain numbers
+# read by the oracle and by ``model_of`` alike.
+PROBLEMS = {
+    "lda": Problem(((0, 1, 0), (1, 2), (2, 0)), 3, alpha=1.0, beta=0.5),
+    "logistic-c1": Problem(((1,), (0,), (0,), (1, 1, 1), (1,)), 2, alpha=2.0, beta=0.5,
+                           response="logistic", labels=(0, 0, 1, 1, 0), c=1.0, nu2=25.0),
+    "logistic-c3": Problem(((1,), (1, 1, 0), (0,), (1, 1)), 2, alpha=1.0, beta=0.5,
+                           response="logistic", labels=(0, 1, 0, 1), c=3.0, nu2=2.0),
+    "hinge-c3-ell1": Problem(((0, 1), (0,), (2,), (1,), (1, 2)), 3, alpha=1.0, beta=0.5,
+                             response="hinge", labels=(1, 0, 1, 0, 1), c=3.0, ell=1.0, nu2=4.0),
+    "eps-insensitive-c3": Problem(((1, 2), (0,), (0, 1, 1, 0)), 3, alpha=1.0, beta=0.5,
+                                  response="eps", labels=(-1.8, 2.3, -1.6), c=3.0, eps=1.0,
+                                  nu2=9.0),
+    "gaussian-fixed-s2": Problem(((1, 1), (0, 0, 1), (0,), (1,)), 2, alpha=1.0, beta=1.0,
+                                 response="gaussian", labels=(0.6, 2.7, 3.6, 1.5), s2=0.25,
+                                 nu2=2.0),
+    "gaussian-learned-s2": Problem(((1,), (0,), (0, 2, 1, 2), (2,)), 3, alpha=1.0, beta=1.0,
+                                   response="gaussian-s2", labels=(-0.3, 1.8, -3.3, 0.1),
+                                   a0=2.0, b0=0.25, nu2=4.0),
+    # two tasks with their own labels (multi-label): the second task disagrees with the first
+    "hinge-two-tasks": Problem(((1,), (1, 0), (1,), (1, 0), (0,)), 2, alpha=2.0, beta=0.5,
+                               response="hinge", labels=((1, 0, 0, 0, 0), (0, 0, 1, 0, 1)),
+                               c=1.5, ell=1.0, nu2=2.0),
+    "logistic-two-tasks": Problem(((0, 0), (1, 1), (1, 0), (0,)), 2, alpha=2.0, beta=1.0,
+                                  response="logistic", labels=((1, 0, 1, 1), (1, 1, 1, 0)),
+                                  c=5.0, nu2=9.0),
+    # two classes: one-vs-all tasks that are complementary, so a shared augmentation barely
+    # shows here; the two problems above carry that check
+    "logistic-multiclass": Problem(((0,), (0, 1), (1, 1), (0,), (0,)), 3, alpha=1.0, beta=0.5,
+                                   response="logistic", labels=(0, 1, 0, 1, 1), multiclass=2,
+                                   c=2.0, nu2=2.0),
+}
 
 
-RATINGS = [0.9, -0.4, 1.3]
-TWO_TASK_LABELS = [[1, 0, 1], [0, 0, 1]]  # [T, D]: two binary tasks sharing Z
-CLASSES = [0, 1, 1]
+def model_of(problem: Problem):
+    """The package's model of a problem (the only place the tests build one)."""
+    common = dict(alpha=problem.alpha, beta=problem.beta)
+    if problem.response is None:
+        return lda(problem.num_topics, **common)
+    common["nu2"] = problem.nu2
+    k = problem.num_topics
+    if problem.response == "logistic" and problem.multiclass:
+        return gslda_multitask(k, problem.multiclass, c=problem.c, **common)
+    if problem.response == "logistic":
+        return gslda(k, c=problem.c, **common)
+    if problem.response == "hinge":
+        return medlda(k, c=problem.c, ell=problem.ell, **common)
+    if problem.response == "eps":
+        return medlda_regression(k, c=problem.c, eps=problem.eps, **common)
+    if problem.response == "gaussian":
+        return slda_gaussian(k, s2=problem.s2, learn_s2=False, **common)
+    if problem.response == "gaussian-s2":
+        return slda_gaussian(k, s2=1.0, learn_s2=True, a0=problem.a0, b0=problem.b0, **common)
+    raise ValueError(problem.response)
 
 
-def _run(model, seed=0, chain_method="vectorized", num_samples=NUM_SAMPLES, num_chains=4,
-         labels=LABELS, log_pseudo_likelihood=None):
+def near_misses(problem: Problem) -> dict:
+    """The models a plausible bug samples instead, each an exact posterior of its own."""
+    if problem.response is None:
+        return {"beta / 10": problem.with_(beta=problem.beta / 10),
+                "alpha not divided by K": problem.with_(alpha=problem.alpha * problem.num_topics)}
+    out = {"labels ignored": problem.with_(response=None, labels=None),
+           "nu2 halved": problem.with_(nu2=problem.nu2 / 2)}
+    if problem.response in ("logistic", "hinge", "eps") and problem.c != 1:
+        out["c = 1"] = problem.with_(c=1.0)
+    if problem.response in ("logistic", "hinge") and problem.c != 1:
+        # psi's label term written without its factor c (LogisticWithoutC, HingeWithoutC: the
+        # JMLR paper's eq. 13 as printed): the augmentation's conditional is unchanged, so such
+        # a kernel samples exactly the right model times exp((1 - c) y omega)
+        out["psi's label term without c"] = problem.with_(tilt=1.0 - problem.c)
+    if problem.multiclass:  # one-vs-all: the first class's task alone
+        first = tuple(int(label == 0) for label in problem.labels)
+        out["first task only"] = problem.with_(labels=first, multiclass=0)
+    elif np.ndim(problem.labels) == 2:
+        out["first task only"] = problem.with_(labels=problem.labels[0])
+    if problem.response == "hinge":
+        out["ell halved"] = problem.with_(ell=problem.ell / 2)
+    if problem.response == "eps":
+        out["eps = 0"] = problem.with_(eps=0.0)
+    if problem.response == "gaussian":
+        out["s2 halved"] = problem.with_(s2=problem.s2 / 2)
+    if problem.response == "gaussian-s2":
+        # the s2 draw with shape a0 + D instead of a0 + D/2 is the conditional of the prior
+        # IG(a0 + D/2, b0): a kernel with that bug samples this model exactly
+        num_docs = len(problem.docs)
+        out["s2 shape a0 + D"] = problem.with_(a0=problem.a0 + num_docs / 2)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _exact(problem: Problem) -> np.ndarray:
+    """The oracle's posterior, computed once per problem for the whole module."""
+    return exact_posterior(problem)
+
+
+def _labels(problem: Problem):
+    return None if problem.labels is None else np.asarray(problem.labels)
+
+
+def _frequencies(problem, model=None, *, seed=0, num_samples=NUM_SAMPLES, num_chains=4,
+                 chain_method="vectorized"):
+    model = model_of(problem) if model is None else model
+    labels = _labels(problem)
     if model.tasks == ("multiclass",):  # class ids -> one 0/1 task per class
         labels = Task("multiclass", model.num_classes).to_tasks(labels)
-    data = tiny_data(DOCS, labels if model.response is not None else None, model.response)
-    exact = exact_posterior(data, model, VOCAB, log_pseudo_likelihood)
-    freq = sampled_configurations(GibbsKernel(model, VOCAB), data, num_samples=num_samples,
-                                  seed=seed, num_chains=num_chains, chain_method=chain_method)
-    return exact, freq
+    data = tiny_data([list(d) for d in problem.docs], labels, model.response)
+    z = sample_assignments(model, data, problem.vocab_size, num_samples=num_samples, seed=seed,
+                           num_chains=num_chains, chain_method=chain_method)
+    return configuration_frequencies(z)
 
 
-def _common(**kw):
-    return dict(alpha=1.0, beta=0.5, **kw)
-
-
-@pytest.mark.parametrize(
-    "model",
-    [
-        lda(2, **_common()),
-        gslda(2, c=1.0, **_common()),
-        gslda(2, c=9.0, **_common()),
-        medlda(2, c=1.0, ell=1.0, **_common()),
-        medlda(2, c=3.0, ell=0.5, **_common()),
-    ],
-    ids=["lda", "logistic-c1", "logistic-c9", "hinge-c1-ell1", "hinge-c3-ell0.5"],
-)
-def test_sampler_matches_enumeration(model):
-    exact, freq = _run(model)
-    tv = total_variation(exact, freq)
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_sampler_matches_enumeration(name):
+    problem = PROBLEMS[name]
+    tv = total_variation(_exact(problem), _frequencies(problem))
+    print(f"{name}: TV {tv:.4f} between sampled and exact posterior of Z")
     assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
 
 
-def _gaussian_integrated_over_s2(a0, b0):
-    """log of int IG(s2; a0, b0) prod_d N(y_d; omega_d, s2) ds2 (one task; all documents)."""
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_near_misses_are_far(name):
+    """The power check: every near miss at least POWER x TV_BOUND away (exact, no sampling)."""
+    problem = PROBLEMS[name]
+    exact = _exact(problem)
+    distances = {miss: total_variation(exact, exact_posterior(other))
+                 for miss, other in near_misses(problem).items()}
+    print(f"{name}: " + ", ".join(f"{m} {d:.3f}" for m, d in distances.items()))
+    close = {m: round(d, 4) for m, d in distances.items() if d < POWER * TV_BOUND}
+    assert not close, f"near misses within {POWER} x {TV_BOUND}: {close}"
 
-    def log_marginal(y, omega):
-        rss = ((y - omega) ** 2).sum(-1, keepdims=True)  # [G, 1, 1]
-        n = y.shape[-1]
-        return (a0 * np.log(b0) - gammaln(a0) + gammaln(a0 + n / 2)
-                - (a0 + n / 2) * np.log(b0 + rss / 2) - n / 2 * np.log(2 * np.pi))
 
-    return log_marginal
+def test_sequential_chains_match_enumeration():
+    problem = PROBLEMS["logistic-c3"]
+    freq = _frequencies(problem, seed=1, num_samples=30_000, num_chains=2,
+                        chain_method="sequential")
+    assert total_variation(_exact(problem), freq) < TV_BOUND
 
 
-@pytest.mark.parametrize(
-    "model, labels, log_pl",
-    [
-        (medlda_regression(2, c=2.0, eps=0.1, **_common()), RATINGS, None),
-        (slda_gaussian(2, s2=0.5, learn_s2=False, **_common()), RATINGS, None),
-        (slda_gaussian(2, s2=0.5, learn_s2=True, a0=2.0, b0=0.5, **_common()), RATINGS,
-         _gaussian_integrated_over_s2(2.0, 0.5)),
-        (medlda(2, c=2.0, ell=0.5, **_common()), TWO_TASK_LABELS, None),
-        (gslda(2, c=4.0, **_common()), TWO_TASK_LABELS, None),
-        (gslda_multitask(2, 2, c=3.0, **_common()), CLASSES, None),
-    ],
-    ids=["eps-insensitive-c2", "gaussian-fixed-s2", "gaussian-learned-s2", "hinge-two-tasks",
-         "logistic-two-tasks", "logistic-multiclass"],
-)
-def test_regression_and_multitask_match_enumeration(model, labels, log_pl):
-    exact, freq = _run(model, labels=labels, log_pseudo_likelihood=log_pl)
-    tv = total_variation(exact, freq)
-    assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+# ---------------------------------------------------------------------------------------------
+# Wrong kernels without an exact target of their own: run, and caught.
 
 
 @dataclass(frozen=True)
@@ -110,75 +199,86 @@ class EpsilonInsensitiveWithC(EpsilonInsensitive):
 
 
 def test_enumeration_detects_wrong_regression_conditional():
-    model = medlda_regression(2, c=2.0, eps=0.1, **_common())
-    data = tiny_data(DOCS, RATINGS, model.response)
-    exact = exact_posterior(data, model, VOCAB)
-    wrong = replace(model, response=EpsilonInsensitiveWithC(2.0, 0.1))
-    freq = sampled_configurations(GibbsKernel(wrong, VOCAB), data, num_samples=NUM_SAMPLES,
-                                  seed=0)
-    assert total_variation(exact, freq) > 2 * TV_BOUND
-
-
-def test_sequential_chains_match_enumeration():
-    exact, freq = _run(gslda(2, c=9.0, **_common()), seed=1, chain_method="sequential",
-                       num_samples=30_000, num_chains=2)
-    assert total_variation(exact, freq) < TV_BOUND
-
-
-# ---------------------------------------------------------------------------------------------
-# The tests can fail: wrong conditionals are caught.
-
-
-@dataclass(frozen=True)
-class LogisticWithoutC(Logistic):
-    """A plausible bug: the linear coefficient written without the factor c."""
-
-    def gaussian_form(self, y, augmentation):
-        return y - 0.5, augmentation
-
-
-@dataclass(frozen=True)
-class HingeWithoutC(Hinge):
-    """The JMLR paper's eq. 13 as printed: no factor c in front of the linear term."""
-
-    def gaussian_form(self, y, augmentation):
-        c = self.c
-        return y + c * c * self.ell * y * augmentation, c * c * augmentation
-
-
-@pytest.mark.parametrize(
-    "model, wrong_response",
-    [
-        (gslda(2, c=9.0, **_common()), LogisticWithoutC(9.0)),
-        (medlda(2, c=3.0, ell=0.5, **_common()), HingeWithoutC(3.0, 0.5)),
-    ],
-    ids=["logistic-c9-without-c", "hinge-c3-without-c"],
-)
-def test_enumeration_detects_wrong_conditional(model, wrong_response):
-    data = tiny_data(DOCS, LABELS, model.response)
-    exact = exact_posterior(data, model, VOCAB)
-    wrong = replace(model, response=wrong_response)
-    freq = sampled_configurations(GibbsKernel(wrong, VOCAB), data, num_samples=NUM_SAMPLES,
-                                  seed=0)
-    tv = total_variation(exact, freq)
+    problem = PROBLEMS["eps-insensitive-c3"]
+    wrong = replace(model_of(problem), response=EpsilonInsensitiveWithC(problem.c, problem.eps))
+    tv = total_variation(_exact(problem), _frequencies(problem, wrong))
+    print(f"eps-insensitive with c psi: TV {tv:.4f}")
     assert tv > 2 * TV_BOUND, f"a wrong conditional went unnoticed (TV {tv:.4f})"
 
 
-def test_lda_enumeration_detects_wrong_beta():
-    model = lda(2, **_common())
-    data = tiny_data(DOCS)
-    exact = exact_posterior(data, model, VOCAB)
-    wrong = replace(model, beta=0.05)
-    freq = sampled_configurations(GibbsKernel(wrong, VOCAB), data, num_samples=NUM_SAMPLES,
-                                  seed=0)
-    assert total_variation(exact, freq) > 2 * TV_BOUND
+class _FirstTaskAugmentation:
+    """A bug once missed by the multi-task tests: every task uses the first task's
+    augmentation variable. Its draw ignores the other tasks' scores, so no model has this
+    chain's conditionals; it can only be run."""
+
+    def draw_augmentation(self, key, y, omega, augmentation):
+        drawn = super().draw_augmentation(key, y, omega, augmentation)
+        return jnp.broadcast_to(drawn[:1], drawn.shape)
+
+
+@dataclass(frozen=True)
+class LogisticFirstTaskAugmentation(_FirstTaskAugmentation, Logistic):
+    pass
+
+
+@dataclass(frozen=True)
+class HingeFirstTaskAugmentation(_FirstTaskAugmentation, Hinge):
+    pass
+
+
+@pytest.mark.parametrize("name, wrong_response", [
+    ("logistic-two-tasks", lambda p: LogisticFirstTaskAugmentation(p.c)),
+    ("hinge-two-tasks", lambda p: HingeFirstTaskAugmentation(p.c, p.ell)),
+], ids=["logistic", "hinge"])
+def test_enumeration_detects_one_augmentation_shared_by_the_tasks(name, wrong_response):
+    problem = PROBLEMS[name]
+    wrong = replace(model_of(problem), response=wrong_response(problem))
+    tv = total_variation(_exact(problem), _frequencies(problem, wrong))
+    print(f"{name} with the first task's augmentation for every task: TV {tv:.4f}")
+    assert tv > 2 * TV_BOUND, f"a shared augmentation went unnoticed (TV {tv:.4f})"
+
+
+# Samplers of the parametric family proved by enumeration in another module, with its power check.
+SAMPLERS_PROVED_ELSEWHERE = {"light": "test_light_kernel.py"}
+
+
+def test_every_response_and_sampler_has_a_powered_enumeration_problem():
+    """A new response lands with its enumeration problem here (and so with the power check of
+    its near misses); a new sampler of the parametric family names the module that proves it."""
+    models = [model_of(p) for p in PROBLEMS.values()]
+    responses = {m.response.name for m in models if m.response}
+    assert set(RESPONSES) <= responses, f"no enumeration problem for {set(RESPONSES) - responses}"
+    here = Path(__file__).parent
+    for sampler in TopicModel.samplers:
+        if sampler != "exact":  # this module runs the exact sampler
+            assert sampler in SAMPLERS_PROVED_ELSEWHERE, f"no enumeration test of {sampler!r}"
+            assert (here / SAMPLERS_PROVED_ELSEWHERE[sampler]).is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# The oracle itself
 
 
 def test_exact_posterior_sums_to_one_and_is_label_symmetric():
-    model = gslda(2, c=9.0, **_common())
-    data = tiny_data(DOCS, LABELS, model.response)
-    p = exact_posterior(data, model, VOCAB)
+    p = exact_posterior(PROBLEMS["logistic-c3"])
     assert abs(p.sum() - 1) < 1e-12
-    n = len(np.asarray(data.words))
+    n = sum(len(d) for d in PROBLEMS["logistic-c3"].docs)
     swapped = (2**n - 1) - np.arange(2**n)  # flip every token's topic
     np.testing.assert_allclose(p, p[swapped], rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["lda", "eps-insensitive-c3"])
+def test_exact_posterior_equals_brute_force(name):
+    """The vectorised counting against one configuration at a time, by the Polya urn."""
+    problem = PROBLEMS[name]
+    np.testing.assert_allclose(exact_posterior(problem), brute_force_posterior(problem),
+                               rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", [n for n in PROBLEMS if PROBLEMS[n].response is not None])
+def test_quadrature_has_converged(name):
+    """A grid twice as fine moves the posterior by far less than the Monte Carlo error."""
+    problem = PROBLEMS[name]
+    finer = problem.with_(grid_points=2 * problem.grid_points - 1,
+                          grid_half_width=problem.grid_half_width + 2)
+    assert total_variation(_exact(problem), exact_posterior(finer)) < 1e-3

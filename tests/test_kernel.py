@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC
 
-from exact import small_corpus, tiny_data
+from chains import small_corpus, tiny_data
 from topiczoo.fit import fit
 from topiczoo.kernels.eta import draw_eta, eta_conditional_factor
 from topiczoo.kernels.gibbs import GibbsKernel

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from exact import log_collapsed_lda
+from exact import Problem, log_collapsed_lda
 from topiczoo.kernels import alias as alias_module
 from topiczoo.kernels import eta as eta_module
 from topiczoo.kernels import light
@@ -41,7 +41,7 @@ from topiczoo.kernels.alias import alias_sample, alias_table, table_probabilitie
 from topiczoo.kernels.eta import draw_eta_coordinatewise, eta_conditional_factor
 from topiczoo.kernels.light import (light_assignments_step, light_topics_step,
                                    word_token_index)
-from topiczoo.kernels.topics import TopicState, _seed_from_key, counts_from_assignments
+from topiczoo.kernels.topics import TopicState, _seed_from_key
 
 pytestmark = pytest.mark.slow  # statistical: long chains against enumeration, moments
 
@@ -259,15 +259,12 @@ LDA_TV_BOUND = 0.03
 
 def _exact_topic_posterior(num_topics, eta, psi, rho):
     """p(Z | W, eta, psi, rho) over all K^N configurations, index sum_i z_i K^i."""
-    num_docs = len(DOCS)
     lengths = np.array([len(d) for d in DOCS])
-    log_p = np.empty(num_topics ** len(WORDS))
-    for config in itertools.product(range(num_topics), repeat=len(WORDS)):
-        z = np.asarray(config)
-        lp, n_dk = log_collapsed_lda(z, WORDS, DOC_IDS, num_docs, num_topics, VOCAB, ALPHA, BETA)
-        omega = eta @ (n_dk / lengths[:, None]).T  # [T, D]
-        lp += np.sum(psi * omega - 0.5 * rho * omega**2)
-        log_p[np.sum(z * num_topics ** np.arange(len(z)))] = lp
+    problem = Problem(tuple(tuple(d) for d in DOCS), VOCAB, alpha=ALPHA * num_topics,
+                      beta=BETA, num_topics=num_topics)  # the oracle's alpha is the total
+    log_p, n_dk = log_collapsed_lda(problem)  # [K^N], [K^N, D, K]
+    omega = np.einsum("tk,mdk->mtd", eta, n_dk / lengths[:, None])  # [K^N, T, D]
+    log_p = log_p + np.sum(psi * omega - 0.5 * rho * omega**2, axis=(1, 2))
     p = np.exp(log_p - log_p.max())
     return p / p.sum()
 

@@ -1,16 +1,23 @@
-"""Averaging strategies of the averaging paper (SF, SA, MF, MA) on hand-written scores,
-probability averaging for the logistic response, and the training / test lags."""
+"""Prediction: the test chain against its exact posterior and a plain-Python reference; the
+pairing of chains, snapshots and test draws in ``predict`` on a hand-computed fit; the averaging
+strategies of the averaging paper (SF, SA, MF, MA) on hand-written scores; probability
+averaging for the logistic response; and the training / test lags."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
+from scipy.special import gammaln
 
-from exact import small_corpus
-from topiczoo.fit import fit, snapshot_iterations
+import reference
+from chains import small_corpus
+from topiczoo.corpus import Corpus
+from topiczoo.fit import FitResult, Snapshot, fit, snapshot_iterations
 from topiczoo.models.responses import Hinge, Logistic
+from topiczoo.kernels.topics import sample_test_topics
 from topiczoo.models import Task, gslda
-from topiczoo.predict import STRATEGIES, Prediction, predict, reduce_scores
+from topiczoo.predict import STRATEGIES, Prediction, held_out_proportions, predict, reduce_scores
 
 BINARY = Task("binary", 1)
 
@@ -39,10 +46,6 @@ EXPECTED = {
     "mf": [1.0, 2.0],
     "ma": [18 / 12, -2 / 12],
 }
-
-
-def test_shape_of_the_hand_written_array():
-    assert S.shape == (2, 2, 3, 1, 2)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -154,3 +157,142 @@ def test_fit_snapshot_lag_timing_and_test_lags():
         assert 0.0 <= pred.accuracy(corpus.labels, strategy) <= 1.0
     with pytest.raises(ValueError, match="snapshot_lag must be"):
         fit(gslda(3), corpus, num_iterations=13, snapshot_lag=0, progress=False)
+
+
+# ------------------------------------------------------------------------------ test chains
+# The test chain samples test documents' topics with Phi-hat of a snapshot fixed and no response
+# (JMLR eq. 15): p(z_d | w_d, Phi) propto prod_k Gamma(n_dk + alpha/K) prod_n phi_{w_n, z_n}.
+
+TEST_DOCS = [(0, 1, 2, 2), (1, 0), (2,), (0, 0, 1)]
+TEST_COUNTS = np.array([[3, 0, 1], [1, 4, 0], [0, 2, 5]], np.int32)  # n_wk [V, K] of a snapshot
+TEST_MODEL = gslda(3, alpha=1.5, beta=0.5)  # alpha/K = 0.5 per topic
+TEST_CHAIN_TV_BOUND = 0.015  # Monte Carlo TV of 100,000 draws is about 0.002-0.005 (measured)
+
+
+def _test_corpus(docs, vocabulary):
+    lengths = [len(d) for d in docs]
+    return Corpus(np.concatenate([np.asarray(d, np.int32) for d in docs]),
+                  np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), vocabulary)
+
+
+def _exact_test_counts(doc, n_wk, alpha_total, beta):
+    """Exact distribution of a test document's topic counts given the snapshot's counts, by
+    enumeration: Phi-hat = (n_kw + beta) / (n_k + V beta), theta ~ Dir(alpha/K) integrated out."""
+    vocab_size, num_topics = n_wk.shape
+    phi = (n_wk + beta) / (n_wk.sum(0) + vocab_size * beta)  # [V, K], columns sum to 1
+    a = alpha_total / num_topics
+    dist = {}
+    for z in itertools.product(range(num_topics), repeat=len(doc)):
+        counts = tuple(np.bincount(z, minlength=num_topics))
+        log_w = sum(np.log(phi[w, k]) for w, k in zip(doc, z))
+        log_w += sum(gammaln(n + a) for n in counts)
+        dist[counts] = dist.get(counts, 0.0) + np.exp(log_w)
+    total = sum(dist.values())
+    return {k: v / total for k, v in dist.items()}
+
+
+def _fit_result(model, vocabulary, n_wk, eta):
+    """A FitResult holding only snapshots: n_wk [C, I, V, K], eta [C, I, T, K]."""
+    n_wk = np.asarray(n_wk, np.int32)
+    snapshots = [Snapshot(10 * (i + 1), {"n_wk": n_wk[:, i], "n_k": n_wk[:, i].sum(1),
+                                         "eta": np.asarray(eta[:, i], np.float32)})
+                 for i in range(n_wk.shape[1])]
+    return FitResult(model, tuple(vocabulary), n_wk.shape[0], 0, 1, 0, task=BINARY,
+                     snapshots=snapshots)
+
+
+def test_test_chain_matches_enumeration():
+    """held_out_proportions (hence predict's test chains) samples the exact posterior of the test
+    documents' topics given Phi-hat, document by document."""
+    vocabulary = ("w0", "w1", "w2")
+    result = _fit_result(TEST_MODEL, vocabulary, TEST_COUNTS[None, None],
+                         np.zeros((1, 1, 1, 3)))
+    zbar = held_out_proportions(result, _test_corpus(TEST_DOCS, vocabulary), num_burnin=10,
+                                num_draws=100_000, seed=3)[0, 0]  # [J, D, K]
+    for d, doc in enumerate(TEST_DOCS):
+        exact = _exact_test_counts(doc, TEST_COUNTS, TEST_MODEL.alpha, TEST_MODEL.beta)
+        counts, freq = np.unique(np.rint(zbar[:, d] * len(doc)).astype(int), axis=0,
+                                 return_counts=True)
+        sampled = {tuple(c): f / len(zbar) for c, f in zip(counts, freq)}
+        tv = 0.5 * sum(abs(exact.get(k, 0.0) - sampled.get(k, 0.0)) for k in exact | sampled)
+        print(f"test document {d}: TV {tv:.4f}")
+        assert tv < TEST_CHAIN_TV_BOUND, (d, tv)
+
+
+def test_test_chain_draws_the_reference_topics():
+    """sample_test_topics against reference.held_out_chain, draw by draw, with the uniforms of
+    its seed (NumPy's legacy stream, as numba's)."""
+    phi = (TEST_COUNTS + 0.5) / (TEST_COUNTS.sum(0) + 3 * 0.5)
+    words = np.concatenate([np.asarray(d) for d in TEST_DOCS])
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in TEST_DOCS])])
+    for seed, (burnin, draws, lag) in zip([5, 2**31 + 1], [(3, 6, 2), (0, 4, 1)]):
+        fast = sample_test_topics(words, offsets, phi, 0.5, num_burnin=burnin, num_draws=draws,
+                                  lag=lag, seed=seed)
+        ref = reference.held_out_chain(words, offsets, phi, 0.5, burnin, draws, lag,
+                                       np.random.RandomState(seed))
+        np.testing.assert_allclose(fast, ref, rtol=1e-6)
+        assert len({tuple(np.rint(f * 4).ravel()) for f in fast}) > 1  # the draws do move
+
+
+# ------------------------------------------------------------------------------ predict's pairing
+# Three chains, two snapshots, each (chain, snapshot) with its own eta and its own labelling of
+# the topics. Phi-hat puts word "a" in one topic and "b" in the other with probability
+# 1 - 1e-10, so the test topics of a document of a's and b's are known: the score of a
+# document with a fraction f of a's under weights (eta of a's topic, eta of b's topic) = (u, v)
+# is u f + v (1 - f).
+BIG = 10**8
+A_TOPIC = [[0, 1], [1, 1], [0, 0]]  # [C][I]: the topic of word "a" (b's is the other)
+WEIGHTS = [[(2, -1), (3, -2)], [(-1, 4), (0.5, 0.5)], [(1, 1), (-3, 2)]]  # [C][I]: (u, v)
+PAIRING_DOCS = [(0, 0, 1), (1,), (0, 1, 1, 1)]  # f = 2/3, 0, 1/4
+# by hand, S[c][i] for the three documents
+HAND = [[[1, -1, -0.25], [4 / 3, -2, -0.75]],
+        [[2 / 3, 4, 2.75], [0.5, 0.5, 0.5]],
+        [[1, 1, 1], [-4 / 3, 2, 0.75]]]
+HAND_STRATEGIES = {
+    "sf": [4 / 3, -2, -0.75],  # chain 0, last snapshot (every test draw agrees)
+    "sa": [4 / 3, -2, -0.75],
+    "mf": [19 / 36, 4.5 / 6, 4 / 6],  # all six (chain, snapshot) pairs
+    "ma": [19 / 36, 4.5 / 6, 4 / 6],
+}
+
+
+def _pairing_fit():
+    """Vocabulary (a, b, c): a and b decided as above, c equally likely in both topics."""
+    n_wk = np.zeros((3, 2, 3, 2), np.int64)
+    eta = np.zeros((3, 2, 1, 2))
+    for c, i in itertools.product(range(3), range(2)):
+        ka = A_TOPIC[c][i]
+        n_wk[c, i, 0, ka] = n_wk[c, i, 1, 1 - ka] = BIG
+        n_wk[c, i, 2, :] = BIG // 2
+        eta[c, i, 0, ka], eta[c, i, 0, 1 - ka] = WEIGHTS[c][i]
+    return _fit_result(gslda(2, alpha=1.0, beta=0.01), ("a", "b", "c"), n_wk, eta)
+
+
+def test_predict_pairs_each_chain_and_snapshot_with_its_own_eta():
+    result = _pairing_fit()
+    pred = predict(result, _test_corpus(PAIRING_DOCS, ("a", "b", "c")), num_burnin=3,
+                   num_draws=4, lag=2)
+    assert pred.scores.shape == (3, 2, 4, 1, 3)
+    expected = np.broadcast_to(np.asarray(HAND, np.float32)[:, :, None, None, :],
+                               pred.scores.shape)
+    np.testing.assert_allclose(pred.scores, expected, rtol=1e-5, atol=1e-6)
+    for strategy, values in HAND_STRATEGIES.items():
+        np.testing.assert_allclose(pred.score(strategy)[0], values, rtol=1e-5,
+                                   err_msg=strategy)
+
+
+def test_predict_pairs_each_test_draw_with_its_own_proportions():
+    """With an ambiguous word the test draws differ; every score is eta of its (chain,
+    snapshot) dotted with the proportions of that very test draw."""
+    result = _pairing_fit()
+    docs = [(2, 2, 2, 0), (2, 1, 2)]
+    pred = predict(result, _test_corpus(docs, ("a", "b", "c")), num_burnin=2, num_draws=6,
+                   keep_zbar=True)
+    eta = np.stack([s.arrays["eta"] for s in result.snapshots], axis=1)  # [C, I, T, K]
+    for c, i, j in itertools.product(range(3), range(2), range(6)):
+        np.testing.assert_allclose(pred.scores[c, i, j], eta[c, i] @ pred.zbar[c, i, j].T,
+                                   rtol=1e-5, atol=1e-6)
+        # and those proportions have each token of a in a's topic, of b in b's
+        ka = A_TOPIC[c][i]
+        assert pred.zbar[c, i, j, 0, ka] >= 0.25 and pred.zbar[c, i, j, 1, 1 - ka] >= 1 / 3
+    assert np.ptp(pred.zbar[..., 0, 0]) > 0  # the test draws do differ

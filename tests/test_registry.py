@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exact import small_corpus
+from chains import small_corpus
 from topiczoo import Corpus, fit_and_predict
 from topiczoo.models import REGISTRY
 from topiczoo.models.registry import get

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from exact import small_corpus
+from chains import small_corpus
 from topiczoo import Corpus, fit
 from topiczoo.models.shdp import shdp_gaussian
 

@@ -26,7 +26,8 @@ from numpyro import handlers
 from numpyro.infer import MCMC, Predictive
 from scipy.special import gammaln, logsumexp
 
-from exact import small_corpus, tiny_data, total_variation
+from chains import small_corpus, tiny_data
+from exact import total_variation
 from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
 from topiczoo.kernels.gibbs import GibbsKernel
