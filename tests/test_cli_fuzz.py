@@ -30,7 +30,7 @@ numbers = st.one_of(st.integers(-5, 300).map(str), st.floats(allow_nan=True).map
                     st.sampled_from(["", "abc", "1e400", "-0", "nan", "inf", "0x10", "1_000"]))
 OPTIONS = ["--topics", "--chains", "--iterations", "--burnin", "--snapshots", "--c", "--ell",
            "--eps", "--s2", "--alpha", "--beta", "--nu2", "--test-draws", "--test-burnin",
-           "--seed", "--a0", "--b0"]
+           "--seed", "--a0", "--b0", "--until-rhat", "--max-iterations"]
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, deadline=None,

@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="Gibbs cycles per chain (default 100)")
     f.add_argument("--burnin", type=int, default=None,
                    help="iterations before the first snapshot (default: half of --iterations)")
+    f.add_argument("--until-rhat", type=float, default=None, metavar="R",
+                   help="after --iterations, double the run (its first half burn-in) until "
+                        "every label-invariant monitor's rank R-hat is below R (e.g. 1.01) "
+                        "or --max-iterations is reached; says which monitor held it back")
+    f.add_argument("--max-iterations", type=int, default=None,
+                   help="the budget of --until-rhat (default 8 x --iterations)")
     f.add_argument("--snapshots", type=int, default=5,
                    help="training snapshots used for prediction (default 5)")
     f.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
@@ -124,6 +130,17 @@ def _check_run(args) -> None:
                              ("--test-draws", args.test_draws, 1)):
         if value < low:
             raise ValueError(f"{flag} must be >= {low}, got {value}")
+    if args.until_rhat is not None:
+        if not (math.isfinite(args.until_rhat) and args.until_rhat > 1):
+            raise ValueError(f"--until-rhat must be a number above 1 (e.g. 1.01), got "
+                             f"{args.until_rhat}")
+        if args.chains < 2:
+            raise ValueError("--until-rhat compares chains: it needs --chains >= 2")
+        if args.max_iterations is not None and args.max_iterations < args.iterations:
+            raise ValueError(f"--max-iterations must be >= --iterations={args.iterations}, "
+                             f"got {args.max_iterations}")
+    elif args.max_iterations is not None:
+        raise ValueError("--max-iterations is the budget of --until-rhat; give --until-rhat too")
     if args.burnin is not None and not 0 <= args.burnin < args.iterations:
         raise ValueError(f"--burnin must lie in [0, --iterations={args.iterations}), "
                          f"got {args.burnin}")
@@ -189,7 +206,8 @@ def run_fit(args) -> dict:
         entry, args.topics, train, test, options=options,
         fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
                         num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
-                        chain_method=args.chain_method, sampler=args.sampler),
+                        chain_method=args.chain_method, sampler=args.sampler,
+                        until_rhat=args.until_rhat, max_iterations=args.max_iterations),
         predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
                             seed=args.seed),
         progress=not args.quiet,
@@ -211,7 +229,8 @@ def run_fit(args) -> dict:
     average = args.average
     summary = {
         "model": args.model, "data": data.name, "task": kind, "topics": args.topics,
-        "sampler": args.sampler, "chains": args.chains, "iterations": args.iterations,
+        "sampler": args.sampler, "chains": args.chains,
+        "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
         "hyperparameters": {k: v for k, v in entry.build(args.topics, corpus=train,
                                                          **options).describe().items()
@@ -223,6 +242,11 @@ def run_fit(args) -> dict:
         "token_iterations_per_second": run.token_iterations_per_second,
         "train_tokens": train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
     }
+    if result is not None and result.convergence:
+        check = result.convergence
+        summary["until_rhat"] = {"converged": check["converged"], "worst": check["worst"],
+                                 "rhat": _finite(check["rhat"][check["worst"]]),
+                                 "iteration": check["iteration"]}
     if table is not None:
         summary["rhat"] = {n: _finite(table.loc[n, "r_hat"]) for n in table.index}
         summary["rhat_classic"] = {n: _finite(table.loc[n, "r_hat_classic"]) for n in table.index}

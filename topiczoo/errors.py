@@ -1,4 +1,4 @@
-"""The exceptions and the warning raised for bad or lossy input.
+"""The exceptions and warnings raised for bad or lossy input, and for unconverged runs.
 
 Every check of user input in :mod:`topiczoo.text`, :mod:`topiczoo.corpus`,
 :mod:`topiczoo.readers`, :mod:`topiczoo.splits`, :mod:`topiczoo.datasets` and
@@ -8,7 +8,7 @@ Both exceptions subclass the built-in ones, so ``except ValueError`` keeps worki
 
 from __future__ import annotations
 
-__all__ = ["DataLossWarning", "InputError", "InputTypeError"]
+__all__ = ["ConvergenceWarning", "DataLossWarning", "InputError", "InputTypeError"]
 
 
 class InputError(ValueError):
@@ -37,3 +37,8 @@ class DataLossWarning(UserWarning):
     """Legal input that lost something on the way in: documents emptied by tokenizing,
     letters outside every token, documents removed for a missing label. The message gives
     the counts; ``corpus.report()`` lists everything that was dropped."""
+
+
+class ConvergenceWarning(UserWarning):
+    """``fit(..., until_rhat=...)`` reached its ``max_iterations`` before every label-invariant
+    monitor's rank R-hat fell below the threshold; the message names the monitor."""

@@ -40,15 +40,18 @@ import math
 import os
 import sys
 import time
+import warnings
 import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+import arviz_stats as azs
 import jax
 import numpy as np
 from numpyro.infer import MCMC
 from numpyro.util import control_flow_prims_disabled
 
+from topiczoo.errors import ConvergenceWarning
 from topiczoo.kernels.gibbs import ChainState, GibbsKernel
 
 CHECKPOINT_FORMAT = 1
@@ -91,6 +94,9 @@ class FitResult:
       unsupervised). sampler: the sampler's name. schedule: the run's iteration schedule
       (``num_iterations``, ``num_burnin``, ``num_snapshots``, ``snapshot_lag``, ``thinning``).
     train_seconds: wall time of the sampling, compile time included.
+    convergence: with ``fit(..., until_rhat=...)``, the last convergence check: ``rhat``
+      (rank R-hat of every label-invariant monitor element), ``worst`` (the name of the
+      largest), ``converged``, ``iteration`` and ``until_rhat``; empty otherwise.
     """
 
     model: object
@@ -111,6 +117,7 @@ class FitResult:
     num_tokens: int = 0
     sample_stats: dict = field(default_factory=dict)
     fingerprint: str = ""
+    convergence: dict = field(default_factory=dict)
 
     @property
     def iterations_done(self) -> int:
@@ -175,14 +182,13 @@ def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_la
 _EARLY_ENDS = (1, 5, 20)
 
 
-def _schedule(num_iterations, num_burnin, num_snapshots, chunk, snapshot_lag=None, thinning=1):
+def _chunk_ends(num_iterations, num_burnin, snapshot_points, chunk, thinning=1) -> list:
     """Chunk ends: the early ends, every ``chunk`` iterations, the burn-in end and the snapshot
     points."""
-    snaps = snapshot_iterations(num_iterations, num_burnin, num_snapshots, snapshot_lag)
     early = {e for e in _EARLY_ENDS if e < chunk and e % thinning == 0}
     ends = (set(range(chunk, num_iterations, chunk)) | early | {num_burnin, num_iterations}
-            | set(snaps))
-    return sorted(e for e in ends if 0 < e <= num_iterations), set(snaps)
+            | set(snapshot_points))
+    return sorted(e for e in ends if 0 < e <= num_iterations)
 
 
 def _check_settings(**settings):
@@ -223,7 +229,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         snapshot_lag: int | None = None, thinning: int = 1, seed: int = 0,
         chain_method: str = "vectorized", chunk: int = 50, progress: bool = True,
         checkpoint: str | os.PathLike | None = None, callback=None,
-        compilation_cache: bool = True) -> FitResult:
+        compilation_cache: bool = True, until_rhat: float | None = None,
+        max_iterations: int | None = None) -> FitResult:
     """Run ``num_chains`` chains of ``model``'s sampler on ``corpus``.
 
     Args:
@@ -249,6 +256,13 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
       callback: ``callback(result)`` after every chunk (after the checkpoint is written);
         raising from it (e.g. ``KeyboardInterrupt``) stops the run, and nothing is lost.
       compilation_cache: use JAX's persistent compilation cache (see the module docstring).
+      until_rhat: run until converged: after ``num_iterations``, while the largest rank
+        R-hat of the label-invariant monitors (post-burn-in draws, every element) is at or
+        above this threshold (e.g. 1.01), double the run's length, up to ``max_iterations``;
+        each extended run treats its first half as burn-in (see :func:`_extended_stages`).
+        Needs ``num_chains >= 2``. The last check is in :attr:`FitResult.convergence`; a
+        warning names the monitor that held the run back if the budget ends first.
+      max_iterations: the budget of ``until_rhat`` (default 8 x ``num_iterations``).
     Returns a :class:`FitResult`.
     """
     num_burnin = num_iterations // 2 if num_burnin is None else num_burnin
@@ -262,6 +276,17 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
                          f"({num_iterations}) to take snapshots")
     if chain_method not in ("vectorized", "sequential"):
         raise ValueError(f"chain_method must be 'vectorized' or 'sequential', got {chain_method!r}")
+    if until_rhat is not None:
+        if not (isinstance(until_rhat, (int, float)) and math.isfinite(until_rhat)
+                and until_rhat > 1):
+            raise ValueError(f"until_rhat must be a number above 1 (e.g. 1.01), got "
+                             f"{until_rhat!r}")
+        if num_chains < 2:
+            raise ValueError("until_rhat compares chains: it needs num_chains >= 2")
+        max_iterations = 8 * num_iterations if max_iterations is None else max_iterations
+        _check_settings(max_iterations=(max_iterations, num_iterations))
+    elif max_iterations is not None:
+        raise ValueError("max_iterations is the budget of until_rhat; give until_rhat too")
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task)
@@ -270,6 +295,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     schedule = dict(num_iterations=int(num_iterations), num_burnin=num_burnin,
                     num_snapshots=int(num_snapshots), snapshot_lag=snapshot_lag,
                     thinning=int(thinning))
+    if until_rhat is not None:
+        schedule.update(until_rhat=float(until_rhat), max_iterations=int(max_iterations))
     fresh = FitResult(model, tuple(corpus.vocabulary), int(num_chains), num_burnin,
                       int(thinning), int(seed), sampler, task, schedule,
                       label_invariant=tuple(kernel.sampler.label_invariant),
@@ -277,51 +304,128 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     result = fresh
     if checkpoint is not None and os.path.exists(checkpoint):
         result = load_checkpoint(checkpoint, kernel, data, expected=fresh)
-    ends, snapshot_points = _schedule(num_iterations, num_burnin, num_snapshots, chunk,
-                                      snapshot_lag, thinning)
     log = _progress_log(result) if progress else None
-    start = result.iterations_done
-    mcmc_calls = 0
-    if log and start:
-        log(f"resuming from iteration {start} of {num_iterations} ({checkpoint})")
-    for end in ends:
-        if end <= start:
-            continue
-        length = end - start
-        if length % thinning:
-            raise ValueError(f"chunk of {length} iterations is not a multiple of thinning "
-                             f"{thinning}; choose chunk/num_burnin/num_snapshots/snapshot_lag "
-                             "to fit")
-        mcmc = _mcmc(kernel, length, num_chains, thinning, chain_method)
-        tic = time.perf_counter()
-        start_state = result.state
-        if start_state is None and kernel.sampler.grow is not None:
-            start_state = _initial_state(kernel, data, seed, num_chains)
-        while True:
-            draws, state = _run_chunk(mcmc, start_state, seed, num_chains, data)
-            overflowed = kernel.sampler.overflowed
-            if overflowed is None or not np.any(np.asarray(jax.vmap(overflowed)(state.state))):
-                break
-            # out of capacity: redo the chunk from its start with more (same draws as a run
-            # started with the larger capacity)
-            start_state = start_state._replace(state=kernel.sampler.grow(start_state.state))
+    if log and result.iterations_done:
+        log(f"resuming from iteration {result.iterations_done} of {num_iterations} "
+            f"({checkpoint})")
+    run = _Run(kernel, data, num_chains, thinning, chain_method, seed, chunk, checkpoint,
+               callback, log)
+    stages = _extended_stages(num_iterations, num_burnin, max_iterations)
+    for stage, (length, burnin) in enumerate(stages):
+        if stage:
+            result.num_burnin = burnin  # the extended run's first half is burn-in
+            result.snapshots = [s for s in result.snapshots if s.iteration > burnin]
+        snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag)
+        run.stage(result, length, burnin, snapshots)
+        if until_rhat is None:
+            break
+        result.convergence = _convergence(result, until_rhat, burnin, length)
+        worst = result.convergence["worst"]
+        if result.convergence["converged"]:
             if log:
-                log(f"chunk {start}-{end} redone with more capacity")
-        seconds = time.perf_counter() - tic
-        _append_chunk(result, state, draws, start, end, thinning, seconds)
-        if end in snapshot_points:
-            arrays = jax.vmap(kernel.sampler.snapshot)(state.state)
-            result.snapshots.append(Snapshot(end, {k: np.array(v) for k, v in arrays.items()}))
-        if log:  # the first chunk of a call includes compilation: no time estimate from it
-            log(_progress_line(result, end, num_iterations, draws,
-                               seconds / length if mcmc_calls else None))
-        mcmc_calls += 1
-        if checkpoint is not None:
-            save_checkpoint(result, checkpoint)
-        if callback is not None:
-            callback(result)
-        start = end
+                log(f"converged at iteration {length}: largest rank R-hat "
+                    f"{result.convergence['rhat'][worst]:.4f} ({worst}) < {until_rhat}")
+            break
+        if stage + 1 < len(stages):
+            if log:
+                log(f"rank R-hat of {worst} is {result.convergence['rhat'][worst]:.4f} >= "
+                    f"{until_rhat}: running on to iteration {stages[stage + 1][0]}")
+        else:
+            warnings.warn(f"not converged within max_iterations={max_iterations}: the rank "
+                          f"R-hat of {worst} is {result.convergence['rhat'][worst]:.4f} >= "
+                          f"{until_rhat}", ConvergenceWarning, stacklevel=2)
     return result
+
+
+def _extended_stages(num_iterations, num_burnin, max_iterations) -> list:
+    """(length, burn-in) of each stage of a run: the requested ``(num_iterations,
+    num_burnin)``, then, with a budget ``max_iterations``, the length doubled (capped at the
+    budget) with its first half as burn-in, until the budget."""
+    stages = [(int(num_iterations), int(num_burnin))]
+    while max_iterations is not None and stages[-1][0] < max_iterations:
+        length = min(2 * stages[-1][0], int(max_iterations))
+        stages.append((length, length // 2))
+    return stages
+
+
+def _convergence(result, threshold: float, num_burnin: int, num_iterations: int) -> dict:
+    """The rank-normalised split R-hat (Vehtari et al. 2021, ``arviz_stats.rhat``) of every
+    element of the label-invariant monitors over the draws of iterations (num_burnin,
+    num_iterations]; ``converged`` when the largest is below ``threshold`` (fewer than 4 draws
+    count as not converged; a constant monitor as converged)."""
+    keep = (result.draw_iterations > num_burnin) & (result.draw_iterations <= num_iterations)
+    rhat = {}
+    for name in result.label_invariant:
+        if name not in result.draws:
+            continue
+        values = np.asarray(result.draws[name][:, keep], np.float64)
+        flat = values.reshape(values.shape[:2] + (-1,))
+        for e in range(flat.shape[-1]):
+            label = name if flat.shape[-1] == 1 else f"{name}[{e}]"
+            if flat.shape[1] < 4 or np.ptp(flat[..., e]) == 0:
+                rhat[label] = float("inf") if flat.shape[1] < 4 else 1.0
+                continue
+            rhat[label] = float(azs.rhat(flat[..., e], method="rank", chain_axis=0,
+                                         draw_axis=1))
+    worst = max(rhat, key=rhat.get)
+    return {"until_rhat": threshold, "iteration": result.iterations_done, "rhat": rhat,
+            "worst": worst, "converged": bool(rhat[worst] < threshold)}
+
+
+class _Run:
+    """The chunk loop of :func:`fit`: one ``MCMC.run`` per chunk, snapshots, progress,
+    checkpoint and callback after each."""
+
+    def __init__(self, kernel, data, num_chains, thinning, chain_method, seed, chunk,
+                 checkpoint, callback, log):
+        self.kernel, self.data, self.num_chains, self.thinning = kernel, data, num_chains, thinning
+        self.chain_method, self.seed, self.chunk = chain_method, seed, chunk
+        self.checkpoint, self.callback, self.log = checkpoint, callback, log
+        self.mcmc_calls = 0
+
+    def stage(self, result, num_iterations, num_burnin, snapshot_points):
+        """Run ``result`` on to ``num_iterations``, chunks ending at the burn-in end and the
+        ``snapshot_points`` too."""
+        kernel, data, num_chains, thinning = self.kernel, self.data, self.num_chains, self.thinning
+        ends = _chunk_ends(num_iterations, num_burnin, snapshot_points, self.chunk, thinning)
+        start = result.iterations_done
+        for end in ends:
+            if end <= start:
+                continue
+            length = end - start
+            if length % thinning:
+                raise ValueError(f"chunk of {length} iterations is not a multiple of thinning "
+                                 f"{thinning}; choose chunk/num_burnin/num_snapshots/"
+                                 "snapshot_lag to fit")
+            mcmc = _mcmc(kernel, length, num_chains, thinning, self.chain_method)
+            tic = time.perf_counter()
+            start_state = result.state
+            if start_state is None and kernel.sampler.grow is not None:
+                start_state = _initial_state(kernel, data, self.seed, num_chains)
+            while True:
+                draws, state = _run_chunk(mcmc, start_state, self.seed, num_chains, data)
+                overflowed = kernel.sampler.overflowed
+                if overflowed is None or not np.any(np.asarray(jax.vmap(overflowed)(state.state))):
+                    break
+                # out of capacity: redo the chunk from its start with more (same draws as a
+                # run started with the larger capacity)
+                start_state = start_state._replace(state=kernel.sampler.grow(start_state.state))
+                if self.log:
+                    self.log(f"chunk {start}-{end} redone with more capacity")
+            seconds = time.perf_counter() - tic
+            _append_chunk(result, state, draws, start, end, thinning, seconds)
+            if end in snapshot_points:
+                arrays = jax.vmap(kernel.sampler.snapshot)(state.state)
+                result.snapshots.append(Snapshot(end, {k: np.array(v) for k, v in arrays.items()}))
+            if self.log:  # the first chunk of a call includes compilation: no estimate from it
+                self.log(_progress_line(result, end, num_iterations, draws,
+                                        seconds / length if self.mcmc_calls else None))
+            self.mcmc_calls += 1
+            if self.checkpoint is not None:
+                save_checkpoint(result, self.checkpoint)
+            if self.callback is not None:
+                self.callback(result)
+            start = end
 
 
 def _initial_state(kernel, data, seed, num_chains) -> ChainState:
