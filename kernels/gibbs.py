@@ -100,13 +100,16 @@ def corpus_arrays(words, doc_offsets, y) -> CorpusData:
                       jnp.asarray(offsets, jnp.int32), jnp.asarray(y, jnp.float32))
 
 
-def _init_chain(sampler: Sampler, key, data: CorpusData) -> ChainState:
+def init_chain(sampler: Sampler, key, data: CorpusData) -> ChainState:
+    """One chain's start: the sampler's ``init`` and the monitors of that state."""
     key, init_key = jax.random.split(key)
     state = sampler.init(init_key, data)
     return ChainState(state, sampler.monitors(state, data), jnp.zeros((), jnp.int32), key)
 
 
-def _step_chain(sampler: Sampler, chain: ChainState, data: CorpusData) -> ChainState:
+def step_chain(sampler: Sampler, chain: ChainState, data: CorpusData) -> ChainState:
+    """One Gibbs cycle of one chain: every block in turn, then the monitors (pure; vmap it
+    over chains, or over chains and data sets together)."""
     key, *block_keys = jax.random.split(chain.rng_key, len(sampler.blocks) + 1)
     state = chain.state
     for block, block_key in zip(sampler.blocks, block_keys):
@@ -117,15 +120,15 @@ def _step_chain(sampler: Sampler, chain: ChainState, data: CorpusData) -> ChainS
 @partial(jax.jit, static_argnums=0)
 def _init(sampler, rng_key, data):
     if jnp.ndim(rng_key) > 1:
-        return jax.vmap(lambda k: _init_chain(sampler, k, data))(rng_key)
-    return _init_chain(sampler, rng_key, data)
+        return jax.vmap(lambda k: init_chain(sampler, k, data))(rng_key)
+    return init_chain(sampler, rng_key, data)
 
 
 @partial(jax.jit, static_argnums=0)
 def _step(sampler, chain, data):
     if jnp.ndim(chain.rng_key) > 1:
-        return jax.vmap(lambda c: _step_chain(sampler, c, data))(chain)
-    return _step_chain(sampler, chain, data)
+        return jax.vmap(lambda c: step_chain(sampler, c, data))(chain)
+    return step_chain(sampler, chain, data)
 
 
 class GibbsKernel(MCMCKernel):

@@ -145,15 +145,20 @@ class TopicModel:
 
     # ------------------------------------------------------------------ declaration
     def declaration_for(self, vocab_size: int):
-        """The numpyro declaration as a function of a :class:`CorpusData`."""
+        """The numpyro declaration as a function of a :class:`CorpusData`. Words or responses
+        given as ``jax.ShapeDtypeStruct`` (shapes only) are drawn, not observed: the prior
+        predictive (``numpyro.infer.Predictive``)."""
         spec = self
+
+        def observed(a):
+            return None if isinstance(a, jax.ShapeDtypeStruct) else a
 
         def declaration(data: CorpusData):
             kwargs = dict(doc_ids=data.doc_ids, num_docs=data.doc_offsets.shape[0] - 1,
                           num_topics=spec.num_topics, vocab_size=vocab_size,
-                          alpha=spec.alpha_per_topic, beta=spec.beta, words=data.words)
+                          alpha=spec.alpha_per_topic, beta=spec.beta, words=observed(data.words))
             if spec.response is not None:
-                kwargs.update(nu2=spec.nu2, num_tasks=data.y.shape[0], y=data.y)
+                kwargs.update(nu2=spec.nu2, num_tasks=data.y.shape[0], y=observed(data.y))
             return spec.declaration(**kwargs)
 
         return declaration
