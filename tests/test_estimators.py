@@ -178,11 +178,12 @@ def _as_counts(X):
         data = _ceil_counts(coo.data)
         if data is None:
             return X
-        return type(X)((data, (coo.row, coo.col)), shape=X.shape).asformat(X.format)
+        make = sp.coo_array if isinstance(X, sp.sparray) else sp.coo_matrix
+        return make((data, (coo.row, coo.col)), shape=X.shape).asformat(X.format)
     if hasattr(X, "iloc"):  # a DataFrame: keep its column names
         data = _ceil_counts(X.to_numpy())
         return X if data is None else X.__class__(data, columns=X.columns, index=X.index)
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+    if isinstance(X, (str, bytes)):
         return X
     try:
         arr = np.asarray(X)
@@ -216,8 +217,8 @@ def _counting(cls):
     return counting
 
 
-CHECKED = [_counting(GSLDAClassifier)(2, **FAST), _counting(MedLDAClassifier)(2, **FAST),
-           _counting(MedLDARegressor)(2, **FAST)]
+# a classifier (with predict_proba) and a regressor: the other estimators share their code
+CHECKED = [_counting(GSLDAClassifier)(2, **FAST), _counting(MedLDARegressor)(2, **FAST)]
 
 
 @pytest.mark.slow  # every check fits (and compiles for its data shape)
@@ -226,3 +227,39 @@ def test_scikit_learn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataLossWarning)
         check(estimator)
+
+
+# ------------------------------------------------------------------------ topiczoo fit --c cv
+
+
+def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
+    import json
+
+    import topiczoo.datasets
+    from topiczoo.cli import main
+    from topiczoo.corpus import Corpus
+    from topiczoo.datasets import DataSet
+
+    X, y = _counts(num_docs=32)
+    corpus = Corpus.from_document_term(X, [f"w{i}" for i in range(8)], y + 0.5)
+    data = DataSet("movie-scale", corpus.subset(np.arange(24)), corpus.subset(np.arange(24, 32)),
+                   "regression", ("rating",), 0, "synthetic")
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+    out = tmp_path / "run"
+    argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
+            "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
+            "--test-draws", "2", "--quiet", "--out", str(out)]
+    assert main(argv + ["--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    tuning = summary["c_cross_validation"]
+    assert tuning["grid"] == [1.0, 64.0] and len(tuning["scores"][0]) == 2
+    best = tuning["grid"][int(np.argmax(np.mean(tuning["scores"], axis=1)))]
+    assert tuning["best_c"] == best == summary["hyperparameters"]["c"]
+    assert f"c = {best:g}" in printed and "predictive_r2 mean" in printed
+    for extra, message in ((["--c-grid", "1,4"], "--c-grid is the grid of --c cv"),
+                           (["--c", "cv", "--cv-folds", "1"], "--cv-folds must be >= 2")):
+        assert main(argv + extra) == 2
+        assert message in capsys.readouterr().err
+    assert main(["fit", "--model", "slda-gaussian", "--c", "cv", "--check"]) == 2
+    assert "has no option --c" in capsys.readouterr().err
