@@ -145,7 +145,7 @@ def test_log_predictive_density_and_arviz_compare_ranks():
                                np.log([0.4, 0.6]), rtol=1e-12)
     rng = np.random.default_rng(0)
     good = -rng.gamma(2.0, 0.1, size=(2, 40, 30))
-    trees = {("bbc", 2): {"good": compare_module.datatree(good, rng.normal(size=(2, 40))),
+    trees = {"bbc": {"good": compare_module.datatree(good, rng.normal(size=(2, 40))),
                           "bad": compare_module.datatree(good - 0.5, rng.normal(size=(2, 40)))}}
     text = compare_module._arviz_comparison(trees)
     table = text.split("```text")[1]

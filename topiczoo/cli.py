@@ -15,7 +15,6 @@ from pathlib import Path
 
 from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
 
-# option -> (type, help); the defaults are each model's own (read from the registry)
 def _c_value(text: str):
     """``--c``: a number, or ``cv`` (choose it by cross-validation on the training set)."""
     if text == "cv":
@@ -28,13 +27,13 @@ def _c_value(text: str):
 
 def _c_grid(text: str) -> tuple:
     try:
-        grid = tuple(float(v) for v in text.split(","))
+        return tuple(float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") \
             from None
-    return grid
 
 
+# option -> (type, help); the defaults are each model's own (read from the registry)
 _OPTION_HELP = {
     "c": (_c_value, "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
                     "on the training set (see --c-grid, --cv-folds)"),
@@ -295,11 +294,11 @@ def run_fit(args) -> dict:
         if entry.driver != "gibbs":
             raise ValueError(f"--c cv runs models fitted as one model; {args.model} is "
                              f"{entry.driver}")
-        for flag, value in (("--cv-folds", args.cv_folds), ("--cv-iterations", args.cv_iterations),
-                            ("--cv-chains", args.cv_chains)):
-            if value is not None and value < (2 if flag == "--cv-folds" else 1):
-                raise ValueError(f"{flag} must be >= {2 if flag == '--cv-folds' else 1}, "
-                                 f"got {value}")
+        for flag, value, low in (("--cv-folds", args.cv_folds, 2),
+                                 ("--cv-iterations", args.cv_iterations, 1),
+                                 ("--cv-chains", args.cv_chains, 1)):
+            if value is not None and value < low:
+                raise ValueError(f"{flag} must be >= {low}, got {value}")
     _check_out(Path(args.out))
     data = load_dataset(args.data, data_dir=args.data_dir, seed=args.seed)
     train, test, kind = data.train, data.test, data.task

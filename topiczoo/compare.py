@@ -22,7 +22,8 @@ test document d gets log p(y_d | sample s) for each sample s = (chain, snapshot,
 ``y``, dims chain x draw x document; the seeds' chains one after the other, draw = snapshot x
 test draw) of an ArviZ DataTree, beside a ``posterior`` group with the per-sample mean test
 score, so ``arviz.loo`` and ``arviz.compare`` take the trees as they are (``compare.md`` has
-``arviz.compare`` per data set and K when two or more probabilistic models ran). The table's
+``arviz.compare`` per data set over every model and K with a log-likelihood, when there are
+two or more). The table's
 ``test_lpd`` is the direct held-out estimate, mean over documents of log mean_s p(y_d | s);
 ``arviz.loo`` on held-out points is an importance-sampling estimate of another quantity
 (leave-one-out on the training posterior), a conservative one (it averages 1/p), so use it to
@@ -339,7 +340,10 @@ COLUMNS = ("data", "model", "topics", "seeds", "metric", "mean", "sd", "train_se
 
 def table_rows(grid: Grid, cells: dict) -> list:
     """One row per (data, model, K) with all its seeds finished: the columns of
-    :data:`COLUMNS` (``test_lpd`` None for responses without a density)."""
+    :data:`COLUMNS` (``test_lpd`` None for responses without a density). The metric and
+    ``test_lpd`` are mean and sd over the seeds; ``train_seconds`` and
+    ``token_iterations_per_second`` the median over the seeds, since the first seed of a model
+    and K in a process includes JAX's compilation."""
     rows = []
     for data in grid.data:
         for model in grid.models:
@@ -353,8 +357,8 @@ def table_rows(grid: Grid, cells: dict) -> list:
                 rows.append({
                     "data": data, "model": model, "topics": k, "seeds": len(group),
                     "metric": group[0]["metric"], "mean": mean, "sd": sd,
-                    "train_seconds": float(np.mean([c["train_seconds"] for c in group])),
-                    "token_iterations_per_second": float(np.mean(
+                    "train_seconds": float(np.median([c["train_seconds"] for c in group])),
+                    "token_iterations_per_second": float(np.median(
                         [c["token_iterations_per_second"] for c in group])),
                     "test_lpd": lpd_mean, "test_lpd_sd": lpd_sd,
                     "response": group[0]["response"] or "svm"})
@@ -365,20 +369,24 @@ def markdown_table(rows: list, grid: Grid) -> str:
     """The table as markdown, with a note on the responses without a density."""
     lines = [f"{grid.chains} chains x {grid.iterations} iterations per cell, test chains "
              f"{grid.test_burnin} + {grid.test_draws} sweeps, strategy {grid.average}; "
-             f"mean (sd) over seeds {grid.seeds}.", "",
+             f"metric and held-out log predictive density per test document (lpd): mean (sd) "
+             f"over seeds {grid.seeds}; training seconds and throughput: median over the seeds "
+             "(the first seed of a model and K includes compilation).", "",
              "| data | model | K | metric | mean (sd) | train s | M token-it/s | "
              "test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lpd = ("pseudo-likelihood: n/a" if r["test_lpd"] is None
-               else f"{r['test_lpd']:.4f} ({r['test_lpd_sd']:.4f})")
+        lpd = (f"{r['test_lpd']:.4f} ({r['test_lpd_sd']:.4f})" if r["test_lpd"] is not None
+               else "n/a: no likelihood of y" if r["response"] == "svm"
+               else f"n/a: {r['response']} pseudo-likelihood")
         lines.append(f"| {r['data']} | {r['model']} | {r['topics']} | {r['metric']} | "
                      f"{r['mean']:.4f} ({r['sd']:.4f}) | {r['train_seconds']:.1f} | "
                      f"{r['token_iterations_per_second'] / 1e6:.2f} | {lpd} |")
     pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
     if pseudo:
         lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
-                  "pseudo-likelihoods and LDA + SVM has no likelihood of y, so they have no "
-                  "log predictive density; compare them on the task metric."]
+                  "pseudo-likelihoods (exp(-2c max(0, ell - y omega)) is no density of y) and "
+                  "LDA + SVM has no likelihood of y, so they have no log predictive density; "
+                  "compare them on the task metric."]
     return "\n".join(lines) + "\n"
 
 
@@ -393,11 +401,11 @@ def _plots(rows: list, out: Path) -> list:
     written = []
     datas = sorted({r["data"] for r in rows})
     for stem, xkey, xlabel in (("metric_vs_topics", "topics", "number of topics K"),
-                               ("metric_vs_time", "train_seconds", "training seconds")):
+                               ("metric_vs_time", "train_seconds", "training seconds (median over seeds)")):
         fig, axes = plt.subplots(1, len(datas), figsize=(5.5 * len(datas), 4), squeeze=False)
         for ax, data in zip(axes[0], datas):
             here = [r for r in rows if r["data"] == data]
-            for model in dict.fromkeys(r["model"] for r in here):
+            for model in dict.fromkeys(r["model"] for r in here):  # grid order
                 mine = sorted((r for r in here if r["model"] == model), key=lambda r: r[xkey])
                 x = [r[xkey] for r in mine]
                 ax.errorbar(x, [r["mean"] for r in mine], yerr=[r["sd"] for r in mine],
@@ -418,7 +426,7 @@ def _plots(rows: list, out: Path) -> list:
 
 def _trees(grid: Grid, out: Path) -> dict:
     """Write one ArviZ tree per (data, model, K) with a log-likelihood; returns
-    ``{(data, K): {model: tree}}``."""
+    ``{data: {"MODEL K=k": tree}}``."""
     from topiczoo.diagnostics import save_datatree
 
     (out / "trees").mkdir(exist_ok=True)
@@ -434,7 +442,7 @@ def _trees(grid: Grid, out: Path) -> dict:
                 tree = datatree(np.concatenate([z["log_likelihood"] for z in loaded]),
                                 np.concatenate([z["test_score_mean"] for z in loaded]))
                 save_datatree(tree, out / "trees" / f"{data}__{model}__K{k}.nc")
-                trees.setdefault((data, k), {})[model] = tree
+                trees.setdefault(data, {})[f"{model} K={k}"] = tree
     return trees
 
 
@@ -446,15 +454,15 @@ def _arviz_comparison(trees: dict) -> str:
     lines = ["# arviz.compare of the probabilistic models (held-out log-likelihoods)", "",
              "PSIS-LOO on the test documents' pointwise log-likelihoods; rank by it, read the "
              "held-out density itself in table.md (test_lpd).", ""]
-    for (data, k), models in sorted(trees.items()):
+    for data, models in sorted(trees.items()):
         if len(models) < 2:
-            lines.append(f"{data}, K={k}: only {', '.join(models)} has a log-likelihood; "
-                         "nothing to compare.\n")
+            lines.append(f"{data}: only {', '.join(models)} has a log-likelihood; nothing to "
+                         "compare.\n")
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pareto-k warnings: in the table's columns
             table = az.compare(models)
-        lines += [f"## {data}, K={k}", "", "```text", table.to_string(), "```", ""]
+        lines += [f"## {data}", "", "```text", table.to_string(), "```", ""]
     return "\n".join(lines) + "\n"
 
 

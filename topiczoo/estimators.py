@@ -57,7 +57,7 @@ import numbers
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
@@ -106,7 +106,7 @@ SKIPPED_CHECKS = {
 class CTuning:
     """What :func:`choose_c` found.
 
-    best_c: the c with the highest mean validation metric (ties: the smaller c);
+    best_c: the c with the highest mean validation metric (ties: the first in grid order);
     metric: its name (``accuracy``, ``predictive_r2``, ``f1``); grid: the c values tried;
     scores: float64 [len(grid), num_folds], the metric of each c and fold; seconds: wall time.
     """
@@ -116,7 +116,6 @@ class CTuning:
     grid: tuple
     scores: np.ndarray
     seconds: float = 0.0
-    rows: list = field(default_factory=list)
 
     def table(self) -> str:
         """The cross-validation table as text: c, mean and sd of the metric over folds,
@@ -194,7 +193,7 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
             if progress:
                 print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} {scores[i, k]:.4f}"
                       f" ({time.perf_counter() - tic:.0f} s so far)", file=sys.stderr, flush=True)
-    best = grid[int(np.argmax(scores.mean(1)))]  # argmax: the first (smallest c) of ties
+    best = grid[int(np.argmax(scores.mean(1)))]  # ties: the first in grid order
     return CTuning(best, metric, grid, scores, time.perf_counter() - tic)
 
 
@@ -222,8 +221,8 @@ def _is_texts(X) -> bool:
 
 class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     """What the estimators share (see the module docstring). Subclasses set ``_entries``
-    (registry names by label kind) and ``_model_options`` (their parameters that are model
-    options)."""
+    (registry names by label kind), ``_kind`` (the label kind) and ``_model_options`` (their
+    parameters that are model options)."""
 
     _entries: dict = {}
     _model_options: tuple = ()
@@ -298,8 +297,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ settings
     def _entry(self, corpus):
-        return REGISTRY[self._entries[corpus.label_kind if corpus.label_kind in self._entries
-                                      else self._kind]]
+        return REGISTRY[self._entries[self._kind]]
 
     def _options(self) -> dict:
         return {name: getattr(self, name) for name in self._model_options
