@@ -177,10 +177,6 @@ def _write_atomic(path: Path, text: str) -> None:
 # log predictive densities
 
 
-def _log_sigmoid(x):
-    return -np.logaddexp(0.0, -x)
-
-
 def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     """log p(y_d | sample) of the test documents: float64 [C, I * J, D] (chain, snapshot x
     test draw, document), summed over tasks; None when the response has no density (hinge,
@@ -190,6 +186,8 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     log N(y - offset; S, s2) with s2 of the chain at the snapshot's iteration (the drawn
     noise variance, ``augmentation_mean``) or the fixed s2.
     """
+    from topiczoo.predict import _log_sigmoid
+
     prediction, result = run.prediction, run.result
     response = getattr(prediction, "response", None)
     if prediction is None or getattr(response, "name", None) not in PROBABILISTIC:
@@ -269,6 +267,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     """Run every cell of ``grid`` not yet finished in ``out``, then write the table, plots and
     trees (see the module docstring). Returns the table's rows (dicts)."""
     from topiczoo.datasets import load_dataset
+    from topiczoo.fit import _duration
 
     grid.check()
     out = Path(out)
@@ -309,10 +308,6 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
             f"{cell['metric']} {cell['value']:.4f}, {cell['train_seconds']:.0f} s"
             + (f" | about {_duration(left)} left" if n < len(todo) else ""))
     return write_outputs(grid, out)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 # ---------------------------------------------------------------------------------------------
