@@ -1,4 +1,5 @@
-"""Command line: ``topiczoo fit`` and ``topiczoo diagnose`` (see ``topiczoo COMMAND --help``).
+"""Command line: ``topiczoo fit``, ``topiczoo diagnose`` and ``topiczoo compare`` (see
+``topiczoo COMMAND --help``).
 
 The models, their options and their defaults come from the registry
 (``topiczoo.models.registry``); this module names none of them.
@@ -14,9 +15,28 @@ from pathlib import Path
 
 from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
 
+def _c_value(text: str):
+    """``--c``: a number, or ``cv`` (choose it by cross-validation on the training set)."""
+    if text == "cv":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'cv', got {text!r}") from None
+
+
+def _c_grid(text: str) -> tuple:
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") \
+            from None
+
+
 # option -> (type, help); the defaults are each model's own (read from the registry)
 _OPTION_HELP = {
-    "c": (float, "regularisation constant / cost"),
+    "c": (_c_value, "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
+                    "on the training set (see --c-grid, --cv-folds)"),
     "ell": (float, "hinge margin"),
     "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
     "s2": (float, "noise variance of the Gaussian response (its start value when learned)"),
@@ -86,6 +106,15 @@ def _parser() -> argparse.ArgumentParser:
         else:
             f.add_argument(flag, type=kind, default=None,
                            help=f"{text} ({_defaults_by_model(option)})")
+    f.add_argument("--c-grid", type=_c_grid, default=None,
+                   help="the c values --c cv tries, comma-separated (default 1,4,16,64,256,1024 "
+                        "for regression, 1,2,4,8,16,32,64 for classification)")
+    f.add_argument("--cv-folds", type=int, default=3,
+                   help="folds of --c cv (default 3)")
+    f.add_argument("--cv-iterations", type=int, default=None,
+                   help="Gibbs cycles of each --c cv fit (default: --iterations)")
+    f.add_argument("--cv-chains", type=int, default=None,
+                   help="chains of each --c cv fit (default: --chains)")
     f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized",
                    help="how numpyro runs the chains (default vectorized)")
     f.add_argument("--test-burnin", type=int, default=20,
@@ -105,7 +134,100 @@ def _parser() -> argparse.ArgumentParser:
                     "label-invariant monitors and trace, rank, Gelman-Rubin-Brooks and "
                     "autocorrelation plots; print the table.")
     d.add_argument("run_dir", help="a directory written by 'topiczoo fit' (has posterior.nc)")
+    c = sub.add_parser(
+        "compare", help="run a grid of models x K x seeds x data sets and tabulate it",
+        description="Fit and score every cell of a grid (resumable: finished cells in "
+                    "OUT/cells are skipped), then write OUT/table.csv, table.md, "
+                    "metric_vs_topics.png, metric_vs_time.png, and for logistic / Gaussian "
+                    "responses ArviZ trees of the held-out log-likelihoods (OUT/trees) and "
+                    "compare.md. The grid comes from --config (TOML) and/or the options "
+                    "below; options given here override the file's.")
+    c.add_argument("--config", default=None, help="a TOML file of the grid (see "
+                   "topiczoo.compare.load_grid)")
+    c.add_argument("--data", type=_names, default=None,
+                   help="data sets, comma-separated (e.g. 20news-binary)")
+    c.add_argument("--models", type=_names, default=None,
+                   help="registry models, comma-separated (e.g. gslda,medlda,lda-svm)")
+    c.add_argument("--topics", "-K", type=_integers, default=None,
+                   help="numbers of topics, comma-separated (e.g. 10,20,50)")
+    c.add_argument("--seeds", type=_integers, default=None,
+                   help="MCMC seeds, comma-separated (default 0)")
+    c.add_argument("--option", action="append", default=[], metavar="MODEL:NAME=VALUE",
+                   help="a model option, e.g. gslda:c=25 (repeatable)")
+    for flag, text in (("--iterations", "Gibbs cycles per chain (default 100)"),
+                       ("--chains", "chains per cell (default 2)"),
+                       ("--burnin", "iterations before the first snapshot (default: half)"),
+                       ("--snapshots", "training snapshots (default 5)"),
+                       ("--test-burnin", "burn-in sweeps of each test chain (default 20)"),
+                       ("--test-draws", "kept draws of each test chain (default 10)")):
+        c.add_argument(flag, type=int, default=None, help=text)
+    c.add_argument("--average", choices=("sf", "sa", "mf", "ma"), default=None,
+                   help="averaging strategy of the metric (default ma)")
+    c.add_argument("--data-dir", default=None,
+                   help="folder holding 20news/, poliblog/, movie_scale/ "
+                        "(default: $TOPICZOO_DATA or ../shared/data)")
+    c.add_argument("--out", default="runs/compare", help="output folder (default runs/compare)")
+    c.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
+
+
+def _names(text: str) -> list:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return names
+
+
+def _integers(text: str) -> list:
+    try:
+        return [int(t) for t in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") \
+            from None
+
+
+def _option_value(text: str):
+    """A ``--option`` value as TOML reads it (number, bool, string)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def run_compare(args) -> list:
+    """Build the grid from --config and the options, run it, print the table."""
+    from topiczoo.compare import Grid, compare, load_grid, markdown_table
+
+    grid = load_grid(args.config) if args.config else None
+    given = {"data": args.data, "models": args.models, "topics": args.topics,
+             "seeds": args.seeds, "iterations": args.iterations, "chains": args.chains,
+             "burnin": args.burnin, "snapshots": args.snapshots,
+             "test_burnin": args.test_burnin, "test_draws": args.test_draws,
+             "average": args.average}
+    given = {k: v for k, v in given.items() if v is not None}
+    if grid is None:
+        missing = [k for k in ("data", "models", "topics") if k not in given]
+        if missing:
+            raise ValueError("the grid needs " + ", ".join("--" + m for m in missing)
+                             + " (or --config FILE)")
+        grid = Grid(**given)
+    else:
+        for k, v in given.items():
+            setattr(grid, k, v)
+    for item in args.option:
+        model, sep, rest = item.partition(":")
+        name, eq, value = rest.partition("=")
+        if not sep or not eq or not name:
+            raise ValueError(f"--option takes MODEL:NAME=VALUE (e.g. gslda:c=25), got {item!r}")
+        grid.options.setdefault(model, {})[name] = _option_value(value)
+    out = Path(args.out)
+    _check_out(out)
+    rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)
+    print(markdown_table(rows, grid), end="")
+    print(f"wrote {out / 'table.csv'}, {out / 'table.md'} and the plots")
+    return rows
 
 
 def _options(args, entry) -> dict:
@@ -178,8 +300,22 @@ def run_fit(args) -> dict:
 
     entry = REGISTRY[args.model]
     options = _options(args, entry)
+    cv = options.get("c") == "cv"
+    if cv:
+        options.pop("c")
+    elif args.c_grid is not None:
+        raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
     entry.build(args.topics, **options)  # hyperparameter errors before any data is read
     _check_run(args)
+    if cv:
+        if entry.driver != "gibbs":
+            raise ValueError(f"--c cv runs models fitted as one model; {args.model} is "
+                             f"{entry.driver}")
+        for flag, value, low in (("--cv-folds", args.cv_folds, 2),
+                                 ("--cv-iterations", args.cv_iterations, 1),
+                                 ("--cv-chains", args.cv_chains, 1)):
+            if value is not None and value < low:
+                raise ValueError(f"{flag} must be >= {low}, got {value}")
     _check_out(Path(args.out))
     data = load_dataset(args.data, data_dir=args.data_dir, seed=args.seed)
     train, test, kind = data.train, data.test, data.task
@@ -202,6 +338,24 @@ def run_fit(args) -> dict:
     log(f"{data.name}: train D={train.num_docs} N={train.num_tokens} V={train.vocab_size}; "
         f"test D={test.num_docs} ({data.test_tokens_dropped} test tokens outside the "
         f"training vocabulary dropped)")
+    tuning = None
+    if cv:
+        from topiczoo.estimators import choose_c
+
+        iterations = args.cv_iterations or args.iterations
+        tuning = choose_c(
+            entry, args.topics, train, grid=args.c_grid, num_folds=args.cv_folds,
+            options=options, seed=args.seed, strategy=args.average, progress=not args.quiet,
+            fit_kwargs=dict(num_chains=args.cv_chains or args.chains, num_iterations=iterations,
+                            num_snapshots=args.snapshots, seed=args.seed,
+                            chain_method=args.chain_method, sampler=args.sampler),
+            predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
+                                seed=args.seed))
+        options["c"] = tuning.best_c
+        print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
+              f"({args.cv_chains or args.chains} chains x {iterations} iterations per fit, "
+              f"{tuning.seconds:.0f} s); c = {tuning.best_c:g}")
+        print(tuning.table())
     run = fit_and_predict(
         entry, args.topics, train, test, options=options,
         fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
@@ -247,6 +401,8 @@ def run_fit(args) -> dict:
         summary["until_rhat"] = {"converged": check["converged"], "worst": check["worst"],
                                  "rhat": _finite(check["rhat"][check["worst"]]),
                                  "iteration": check["iteration"]}
+    if tuning is not None:
+        summary["c_cross_validation"] = tuning.as_dict()
     if table is not None:
         summary["rhat"] = {n: _finite(table.loc[n, "r_hat"]) for n in table.index}
         summary["rhat_classic"] = {n: _finite(table.loc[n, "r_hat_classic"]) for n in table.index}
@@ -283,12 +439,15 @@ def main(argv=None) -> int:
             from topiczoo.diagnostics import diagnose
 
             print(diagnose(args.run_dir))
+        elif args.command == "compare":
+            run_compare(args)
     except (ValueError, TypeError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted" + (f"; resume with the same command (checkpoint in {args.out})"
-                               if getattr(args, "checkpoint", False) else ""), file=sys.stderr)
+        resumable = getattr(args, "checkpoint", False) or args.command == "compare"
+        print("interrupted" + (f"; resume with the same command (finished work in {args.out})"
+                               if resumable else ""), file=sys.stderr)
         return 130
     return 0
 

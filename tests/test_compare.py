@@ -1,0 +1,152 @@
+"""``topiczoo compare``: a tiny grid through the command line, its resumption after an
+interrupt, the log predictive densities it writes (against direct formulas)."""
+
+import csv
+import json
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import topiczoo.compare as compare_module
+import topiczoo.datasets
+from topiczoo.cli import main
+from topiczoo.corpus import Corpus
+from topiczoo.datasets import DataSet
+from topiczoo.models.responses import Gaussian, Logistic
+from topiczoo.models.tasks import Task
+from topiczoo.predict import Prediction
+
+GRID = ["compare", "--data", "bbc", "--models", "gslda,medlda", "--topics", "2",
+        "--seeds", "0,1", "--iterations", "4", "--chains", "1", "--snapshots", "2",
+        "--test-burnin", "1", "--test-draws", "2", "--quiet"]
+
+
+def _synthetic(seed=0, num_docs=24):
+    """Two topics over 8 words, label = the document's topic; 3/4 train, 1/4 test."""
+    rng = np.random.default_rng(seed)
+    vocab = tuple(f"w{i}" for i in range(8))
+    labels = np.arange(num_docs) % 2
+    phi = np.zeros((2, 8))
+    phi[0, :4], phi[1, 4:] = 0.25, 0.25
+    counts = np.stack([rng.multinomial(12, phi[y]) for y in labels])
+    corpus = Corpus.from_document_term(counts, vocab, labels)
+    train, test = corpus.subset(np.arange(18)), corpus.subset(np.arange(18, num_docs))
+    return DataSet("bbc", train, test, "binary", ("a", "b"), 0, "synthetic")
+
+
+@pytest.fixture
+def synthetic(monkeypatch):
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: _synthetic())
+
+
+def test_a_tiny_grid_writes_table_plots_and_trees(tmp_path, synthetic, capsys):
+    out = tmp_path / "grid"
+    assert main(GRID + ["--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = list(csv.DictReader(open(out / "table.csv")))
+    assert [(r["model"], r["topics"], r["seeds"]) for r in rows] == [("gslda", "2", "2"),
+                                                                    ("medlda", "2", "2")]
+    assert all(r["metric"] == "accuracy" and 0 <= float(r["mean"]) <= 1 for r in rows)
+    gslda, medlda = rows
+    assert gslda["test_lpd"] and float(gslda["test_lpd"]) < 0 and medlda["test_lpd"] == ""
+    assert "pseudo-likelihood" in (out / "table.md").read_text() and "| gslda | 2 |" in printed
+    for name in ("metric_vs_topics.png", "metric_vs_time.png", "grid.json", "compare.md"):
+        assert (out / name).stat().st_size > 0
+    assert sorted(p.name for p in (out / "trees").iterdir()) == ["bbc__gslda__K2.nc"]
+    import arviz as az
+
+    tree = az.from_netcdf(out / "trees" / "bbc__gslda__K2.nc")
+    # two seeds x one chain, two snapshots x two test draws, six test documents
+    assert tree["log_likelihood"]["y"].shape == (2, 4, 6)
+    cell = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
+    ll = np.load(out / "cells" / "bbc__gslda__K2__seed0.loglik.npz")["log_likelihood"]
+    assert cell["test_lpd"] == pytest.approx(
+        compare_module.log_predictive_density(ll.astype(np.float64)).mean(), rel=1e-5)
+
+
+def test_an_interrupted_grid_resumes_and_skips_finished_cells(tmp_path, synthetic, capsys,
+                                                              monkeypatch):
+    out = tmp_path / "grid"
+    real, calls = compare_module._run_cell, []
+
+    def interrupting(grid, dataset, model, topics, seed, where):
+        calls.append((model, seed))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(grid, dataset, model, topics, seed, where)
+
+    monkeypatch.setattr(compare_module, "_run_cell", interrupting)
+    assert main(GRID + ["--out", str(out)]) == 130
+    assert "resume with the same command" in capsys.readouterr().err
+    assert len(list((out / "cells").glob("*.json"))) == 2  # the third cell left no file
+    calls.clear()
+    assert main(GRID[:-1] + ["--out", str(out)]) == 0  # with progress lines
+    err = capsys.readouterr().err
+    assert "skipped 2 finished cells of 4" in err
+    assert calls == [("medlda", 0), ("medlda", 1)]
+    assert len(list(csv.DictReader(open(out / "table.csv")))) == 2
+    # a rerun with other settings refuses the cells instead of mixing them in
+    assert main(GRID[:9] + ["--iterations", "6"] + GRID[11:] + ["--out", str(out)]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_grid_from_toml_and_its_errors(tmp_path, capsys):
+    config = tmp_path / "grid.toml"
+    config.write_text('data = ["bbc"]\nmodels = ["gslda"]\ntopics = [2, 3]\n'
+                      'iterations = 7\n[options.gslda]\nc = 4\n')
+    grid = compare_module.load_grid(config)
+    assert (grid.topics, grid.iterations, grid.options) == ([2, 3], 7, {"gslda": {"c": 4}})
+    grid.check()
+    config.write_text('data = ["bbc"]\nmodels = ["gslda"]\ntopics = [2]\nchain = 3\n')
+    with pytest.raises(ValueError, match="unknown keys.*chain"):
+        compare_module.load_grid(config)
+    for argv, message in ((["--models", "lda"], "unsupervised"),
+                          (["--models", "gslda", "--option", "gslda:c=2.5"], "whole-number"),
+                          (["--models", "nope"], "unknown model"),
+                          (["--models", "gslda", "--option", "gslda:cc=1"], "no option")):
+        assert main(["compare", "--data", "bbc", "--topics", "2", "--out",
+                     str(tmp_path / "x")] + argv) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_pointwise_log_likelihood_is_the_response_density():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(2, 3, 4, 1, 5)).astype(np.float32)  # [C, I, J, T, D]
+    labels = np.array([0, 1, 1, 0, 1])
+    run = SimpleNamespace(prediction=Prediction(scores, Task("binary", 1), Logistic(1.0)),
+                          result=None)
+    ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=labels))
+    p1 = 1 / (1 + np.exp(-scores[..., 0, :].astype(np.float64)))
+    want = np.where(labels == 1, np.log(p1), np.log1p(-p1)).reshape(2, 12, 5)
+    np.testing.assert_allclose(ll, want, rtol=1e-10)
+    # Gaussian with s2 drawn: each snapshot's s2 from the draw at its iteration
+    y = rng.normal(size=5)
+    s2_draws = np.array([[[0.5], [2.0], [3.0], [4.0]], [[1.5], [0.7], [0.9], [1.1]]])  # [C, S, T]
+    snaps = [SimpleNamespace(iteration=it) for it in (2, 3, 4)]
+    result = SimpleNamespace(draw_iterations=np.array([1, 2, 3, 4]), snapshots=snaps,
+                             draws={"augmentation_mean": s2_draws})
+    task = Task("regression", 1, offset=0.25)
+    run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(1.0, True)), result=result)
+    ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
+    c, i, j, d = 1, 2, 3, 4  # chain 1, snapshot 2 (iteration 4, draw index 3)
+    s2, mean = s2_draws[c, 3, 0], float(scores[c, i, j, 0, d])
+    direct = -0.5 * ((y[d] - 0.25 - mean) ** 2 / s2 + math.log(2 * math.pi * s2))
+    assert ll[c, i * 4 + j, d] == pytest.approx(direct, rel=1e-6)
+    # the hinge has no density
+    run = SimpleNamespace(prediction=Prediction(scores, Task("binary", 1), None), result=None)
+    assert compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=labels)) is None
+
+
+def test_log_predictive_density_and_arviz_compare_ranks():
+    ll = np.log(np.array([[[0.2, 0.9]], [[0.6, 0.3]]]))  # [C=2, S=1, D=2]
+    np.testing.assert_allclose(compare_module.log_predictive_density(ll),
+                               np.log([0.4, 0.6]), rtol=1e-12)
+    rng = np.random.default_rng(0)
+    good = -rng.gamma(2.0, 0.1, size=(2, 40, 30))
+    trees = {"bbc": {"good": compare_module.datatree(good, rng.normal(size=(2, 40))),
+                          "bad": compare_module.datatree(good - 0.5, rng.normal(size=(2, 40)))}}
+    text = compare_module._arviz_comparison(trees)
+    table = text.split("```text")[1]
+    assert table.index("good") < table.index("bad")  # ranked by elpd

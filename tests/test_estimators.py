@@ -1,0 +1,266 @@
+"""The scikit-learn estimators: conventions, clone, GridSearchCV over c, c = "cv", input
+errors, and scikit-learn's own estimator checks (on count input, see SKIPPED_CHECKS)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from topiczoo.errors import DataLossWarning
+from topiczoo.estimators import (SKIPPED_CHECKS, GSLDAClassifier, MedLDAClassifier,
+                                 MedLDARegressor, SHDPRegressor, SLDARegressor, choose_c)
+
+FAST = dict(num_iterations=4, num_chains=1, num_snapshots=2, test_burnin=2, test_draws=2)
+ALL = (GSLDAClassifier, MedLDAClassifier, MedLDARegressor, SLDARegressor, SHDPRegressor)
+
+
+def _counts(num_docs=24, seed=0, classes=2):
+    """Documents of ``classes`` topics over 4 words each, label = topic."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(num_docs) % classes
+    phi = np.kron(np.eye(classes), np.full(4, 0.25))
+    return np.stack([rng.multinomial(12, phi[c]) for c in y]), y
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_init_stores_parameters_and_clone_copies_them(cls):
+    est = cls(3, random_state=7, num_iterations=11)
+    params = est.get_params()
+    assert params["num_topics"] == 3 and params["random_state"] == 7
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == params
+    assert est.set_params(num_topics=5) is est and est.num_topics == 5
+    assert not [k for k in vars(est) if k.endswith("_")]  # nothing fitted by __init__
+    cls(num_topics="nonsense")  # checked at fit time, not in __init__
+    with pytest.raises(ValueError, match="num_topics"):
+        cls(num_topics=0).fit(*_counts())
+
+
+def test_classifiers_fit_predict_proba_transform_score():
+    X, y = _counts()
+    names = np.array(["sport", "tech"])[y]
+    gslda = GSLDAClassifier(2, **FAST).fit(sp.csr_matrix(X), names)
+    assert list(gslda.classes_) == ["sport", "tech"] and gslda.n_features_in_ == 8
+    proba = gslda.predict_proba(X)
+    assert proba.shape == (24, 2) and np.allclose(proba.sum(1), 1)
+    np.testing.assert_array_equal(gslda.classes_[proba.argmax(1)], gslda.predict(X))
+    assert gslda.score(X, names) > 0.9
+    assert gslda.transform(X[:5]).shape == (5, 2)
+    assert np.allclose(gslda.transform(X[:5]).sum(1), 1, atol=1e-5)
+    medlda = MedLDAClassifier(2, **FAST).fit(X, y)
+    assert not hasattr(medlda, "predict_proba")  # the hinge gives no probabilities
+    decision = medlda.decision_function(X)
+    np.testing.assert_array_equal((decision > 0).astype(int), medlda.predict(X))
+    X3, y3 = _counts(classes=3)
+    multi = GSLDAClassifier(3, **FAST).fit(X3, y3)  # gslda-multitask
+    assert multi.result_.model.describe()["model"] == "gslda-multitask"
+    assert multi.predict_proba(X3).shape == (24, 3) and multi.decision_function(X3).shape == (24, 3)
+
+
+def test_regressors_and_texts_with_unknown_words():
+    X, y = _counts()
+    ratings = y + 0.1 * np.arange(24) / 24
+    for cls in (MedLDARegressor, SLDARegressor, SHDPRegressor):
+        est = cls(2, **FAST, c=16.0) if cls is MedLDARegressor else cls(2, **FAST)
+        est.fit(X, ratings)
+        assert est.predict(X).shape == (24,) and est.score(X, ratings) > 0.5
+    texts = ["goal match team goal"] * 6 + ["chip code data chip"] * 6 + [""]
+    labels = [0] * 6 + [1] * 6 + [1]
+    with pytest.warns(DataLossWarning, match="1 of 13 training documents have no tokens"):
+        est = GSLDAClassifier(2, **FAST).fit(texts, labels)  # the empty text is left out
+    assert est.vocabulary_ == ("chip", "code", "data", "goal", "match", "team")
+    with pytest.warns(DataLossWarning, match="2 of 4 tokens are outside the training vocabulary"):
+        assert list(est.predict(["goal zebra", "chip unicorn"])) == [0, 1]
+    with pytest.raises(ValueError, match="fitted on texts"):
+        est.predict(np.ones((2, 6), int))
+
+
+@pytest.mark.parametrize("X, y, error, message", [
+    (np.array([[1, 2], [3, np.nan]]), [0, 1], ValueError, "NaN"),
+    (np.array([[1, 2], [3, -1]]), [0, 1], ValueError, "Negative values"),
+    (np.array([[1, 2.5], [3, 1]]), [0, 1], ValueError, "whole numbers"),
+    (np.array([[1, 2], [3, 1]]), [0, 1, 1], ValueError, "inconsistent numbers of samples"),
+    (np.array([[1, 2], [3, 1]]), [1, 1], ValueError, "only one class"),
+    (np.array([[0, 0], [0, 0]]), [0, 1], ValueError, "zero"),
+    ("one text", [0], TypeError, "not a single string"),
+    (np.array([[1, 2], [3, 1]]), [0.5, 1.5], ValueError, "Unknown label type"),
+])
+def test_bad_input_is_a_clear_error(X, y, error, message):
+    with pytest.raises(error, match=message):
+        GSLDAClassifier(2, **FAST).fit(X, y)
+
+
+def test_bad_settings_and_wrong_width_are_clear_errors():
+    X, y = _counts()
+    for bad, message in ((dict(strategy="last"), "strategy"), (dict(c="tune"), "'cv'"),
+                         (dict(c=2.5), "whole-number"), (dict(num_chains=0), "num_chains"),
+                         (dict(random_state=-1), "random_state")):
+        with pytest.raises(ValueError, match=message):
+            GSLDAClassifier(2, **{**FAST, **bad}).fit(X, y)
+    est = MedLDAClassifier(2, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="X has 5 features"):
+        est.predict(X[:, :5])
+
+
+def test_grid_search_over_c_runs_and_reports_the_best_c():
+    X, y = _counts(num_docs=32)
+    search = GridSearchCV(GSLDAClassifier(2, **FAST), {"c": [1.0, 4.0]}, cv=2).fit(X, y)
+    assert search.best_params_["c"] in (1.0, 4.0)
+    assert search.cv_results_["mean_test_score"].shape == (2,)
+    assert search.best_estimator_.c_ == search.best_params_["c"]
+
+
+def test_choose_c_picks_the_best_mean_and_the_first_of_ties(monkeypatch):
+    """fit_and_predict replaced by a scorer whose accuracy is known for each (c, fold)."""
+    import topiczoo.run
+    from topiczoo.models.registry import REGISTRY
+
+    table = {1.0: [0.5, 0.7], 2.0: [0.9, 0.8], 4.0: [0.85, 0.85], 8.0: [0.8, 0.9]}
+    folds = iter(range(10**6))
+
+    def fake(entry, num_topics, train, valid, *, options, **_):
+        k = next(folds) % 2
+        value = table[options["c"]][k]
+        metrics = {"accuracy": value}
+        task = type("T", (), {"kind": "binary"})()
+        prediction = type("P", (), {"task": task, "metrics": lambda self, *a: metrics})()
+        return type("R", (), {"prediction": prediction})()
+
+    monkeypatch.setattr(topiczoo.run, "fit_and_predict", fake)
+    X, y = _counts()
+    from topiczoo.corpus import Corpus
+
+    corpus = Corpus.from_document_term(X, [f"w{i}" for i in range(8)], y)
+    tuning = choose_c(REGISTRY["gslda"], 2, corpus, grid=[1, 2, 4, 8], num_folds=2)
+    # 2 and 8 tie at 0.85 with 4: the first of the best means
+    assert tuning.best_c == 2.0 and tuning.metric == "accuracy"
+    np.testing.assert_allclose(tuning.scores, [table[c] for c in (1.0, 2.0, 4.0, 8.0)])
+    assert "*" in tuning.table().splitlines()[3]  # the row of c = 2
+    with pytest.raises(ValueError, match="no option c"):
+        choose_c(REGISTRY["slda-gaussian"], 2, corpus)
+
+
+def test_c_cv_in_the_estimator_refits_with_the_chosen_c():
+    X, y = _counts(num_docs=24)
+    est = MedLDARegressor(2, c="cv", c_grid=[1.0, 64.0], cv_folds=2, **FAST)
+    est.fit(X, y + 0.5)
+    scores = est.cv_results_.scores.mean(1)
+    assert est.c_ == (1.0, 64.0)[int(np.argmax(scores))]
+    assert est.result_.model.response.c == est.c_ and est.get_params()["c"] == "cv"
+
+
+# ------------------------------------------------------------------------ scikit-learn checks
+
+
+def _ceil_counts(values):
+    """ceil(3 x) of finite non-negative fractional numbers; None for anything else (whole
+    numbers, negative, NaN or infinite values), which stays as it is."""
+    try:
+        x = np.asarray(values, np.float64)
+    except (TypeError, ValueError):
+        return None
+    if not (np.all(np.isfinite(x)) and np.all(x >= 0)) or np.all(x == np.round(x)):
+        return None
+    return np.ceil(3 * x)
+
+
+def _as_counts(X):
+    """scikit-learn's checks draw X from continuous distributions (shifted to non-negative for
+    a positive-only estimator); a topic model takes counts: fractional X becomes ceil(3 X),
+    in its own container (array, sparse format, DataFrame, object array). Whole numbers,
+    negative, NaN, infinite and non-numeric X pass unchanged (so the estimator's own input
+    checks meet them, and applying it twice changes nothing)."""
+    if sp.issparse(X):
+        coo = X.tocoo()
+        data = _ceil_counts(coo.data)
+        if data is None:
+            return X
+        make = sp.coo_array if isinstance(X, sp.sparray) else sp.coo_matrix
+        return make((data, (coo.row, coo.col)), shape=X.shape).asformat(X.format)
+    if hasattr(X, "iloc"):  # a DataFrame: keep its column names
+        data = _ceil_counts(X.to_numpy())
+        return X if data is None else X.__class__(data, columns=X.columns, index=X.index)
+    if isinstance(X, (str, bytes)):
+        return X
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return X
+    if arr.ndim != 2:
+        return X
+    data = _ceil_counts(arr)
+    if data is None:
+        return X
+    return data.astype(arr.dtype) if arr.dtype.kind in "fO" else data
+
+
+def _counting(cls):
+    """``cls`` with X rounded up to counts (:func:`_as_counts`) on its way into the methods
+    that take X (the others, score and fit_transform, call these)."""
+    def wrap(name):
+        if name == "fit":
+            def method(self, X, y=None, **kwargs):
+                return getattr(super(counting, self), name)(_as_counts(X), y, **kwargs)
+        else:
+            def method(self, X, **kwargs):
+                return getattr(super(counting, self), name)(_as_counts(X), **kwargs)
+        return method
+
+    names = [n for n in ("fit", "predict", "predict_proba", "decision_function", "transform")
+             if hasattr(cls, n)]
+    counting = type(f"Counts{cls.__name__}", (cls,), {n: wrap(n) for n in names})
+    counting.__module__ = __name__
+    globals()[counting.__name__] = counting  # picklable by name
+    return counting
+
+
+# a classifier (with predict_proba) and a regressor: the other estimators share their code
+CHECKED = [_counting(GSLDAClassifier)(2, **FAST), _counting(MedLDARegressor)(2, **FAST)]
+
+
+@pytest.mark.slow  # every check fits (and compiles for its data shape)
+@parametrize_with_checks(CHECKED, expected_failed_checks=lambda est: SKIPPED_CHECKS)
+def test_scikit_learn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataLossWarning)
+        check(estimator)
+
+
+# ------------------------------------------------------------------------ topiczoo fit --c cv
+
+
+def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
+    import json
+
+    import topiczoo.datasets
+    from topiczoo.cli import main
+    from topiczoo.corpus import Corpus
+    from topiczoo.datasets import DataSet
+
+    X, y = _counts(num_docs=32)
+    corpus = Corpus.from_document_term(X, [f"w{i}" for i in range(8)], y + 0.5)
+    data = DataSet("movie-scale", corpus.subset(np.arange(24)), corpus.subset(np.arange(24, 32)),
+                   "regression", ("rating",), 0, "synthetic")
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+    out = tmp_path / "run"
+    argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
+            "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
+            "--test-draws", "2", "--quiet", "--out", str(out)]
+    assert main(argv + ["--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    tuning = summary["c_cross_validation"]
+    assert tuning["grid"] == [1.0, 64.0] and len(tuning["scores"][0]) == 2
+    best = tuning["grid"][int(np.argmax(np.mean(tuning["scores"], axis=1)))]
+    assert tuning["best_c"] == best == summary["hyperparameters"]["c"]
+    assert f"c = {best:g}" in printed and "predictive_r2 mean" in printed
+    for extra, message in ((["--c-grid", "1,4"], "--c-grid is the grid of --c cv"),
+                           (["--c", "cv", "--cv-folds", "1"], "--cv-folds must be >= 2")):
+        assert main(argv + extra) == 2
+        assert message in capsys.readouterr().err
+    assert main(["fit", "--model", "slda-gaussian", "--c", "cv", "--check"]) == 2
+    assert "has no option --c" in capsys.readouterr().err

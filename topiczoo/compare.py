@@ -1,0 +1,479 @@
+"""``topiczoo compare``: a grid of runs (models x K x seeds x data sets), resumable, tabulated.
+
+Every cell of the grid is one :func:`topiczoo.run.fit_and_predict` of a registry entry on a
+named data set's train/test split (the same split for every model and seed: the data set's
+default, split seed 0), with the grid's run settings. The MCMC seed is the cell's seed.
+
+**Resumable.** Each finished cell is written to ``OUT/cells/DATA__MODEL__K<K>__seed<S>.json``
+(atomically: a cell interrupted halfway leaves no file). A rerun with the same settings skips
+the cells whose file exists and says how many it skipped; a cell file of other settings
+(iterations, chains, options, ...) is an error, not silently reused.
+
+**Outputs** (in ``OUT``): ``table.csv`` and ``table.md``, one row per (data set, model, K):
+the task metric's mean and sd over the seeds (test accuracy, or predictive R^2; strategy
+``--average``), training seconds and token-iterations per second (means over seeds), and, for
+probabilistic responses, the held-out log predictive density per test document; the plots
+``metric_vs_topics.png`` and ``metric_vs_time.png``; ``grid.json`` (the settings).
+
+**Log predictive densities.** For the logistic response (gSLDA: p(y = 1) = sigmoid(omega)) and
+the Gaussian response (sLDA, sHDP: y ~ N(omega, s2), s2 of the snapshot's iteration), every
+test document d gets log p(y_d | sample s) for each sample s = (chain, snapshot, test draw);
+``OUT/trees/DATA__MODEL__K<K>.nc`` stores them as the ``log_likelihood`` group (variable
+``y``, dims chain x draw x document; the seeds' chains one after the other, draw = snapshot x
+test draw) of an ArviZ DataTree, beside a ``posterior`` group with the per-sample mean test
+score, so ``arviz.loo`` and ``arviz.compare`` take the trees as they are (``compare.md`` has
+``arviz.compare`` per data set over every model and K with a log-likelihood, when there are
+two or more). The table's
+``test_lpd`` is the direct held-out estimate, mean over documents of log mean_s p(y_d | s);
+``arviz.loo`` on held-out points is an importance-sampling estimate of another quantity
+(leave-one-out on the training posterior), a conservative one (it averages 1/p), so use it to
+rank, not as the held-out density. With c != 1 the logistic model is trained on a
+pseudo-likelihood, logistic^c; its held-out density is still that of sigmoid(omega).
+
+**Hinge and epsilon-insensitive losses** (Gibbs MedLDA, its regression, the sHDP hinge) and the
+two-step LDA + SVM have no likelihood of the response: the hinge "likelihood"
+exp(-2c max(0, ell - y omega)) is a pseudo-likelihood, not a density of y, so a log predictive
+density of it would not be comparable. Those models are compared on the task metric only.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import sys
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from topiczoo.models.registry import REGISTRY
+
+#: Responses with a proper predictive density of y (see the module docstring).
+PROBABILISTIC = ("logistic", "gaussian")
+
+#: The task metric of the table, by data kind (a key of ``Task.metrics``).
+METRIC = {"binary": "accuracy", "multiclass": "accuracy", "multilabel": "f1",
+          "regression": "predictive_r2"}
+
+
+@dataclass
+class Grid:
+    """A comparison grid and its run settings.
+
+    data, models, topics, seeds: the grid's axes (data set names of
+    :data:`topiczoo.datasets.DATASETS`, registry model names, K values, MCMC seeds);
+    options: ``{model: {option: value}}`` model options (e.g. ``{"gslda": {"c": 25}}``);
+    iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws: the run
+    settings of every cell; average: the averaging strategy of the metric.
+    """
+
+    data: list
+    models: list
+    topics: list
+    seeds: list = field(default_factory=lambda: [0])
+    options: dict = field(default_factory=dict)
+    iterations: int = 100
+    chains: int = 2
+    burnin: int | None = None
+    snapshots: int = 5
+    test_burnin: int = 20
+    test_draws: int = 10
+    average: str = "ma"
+
+    def check(self) -> None:
+        """Clear errors for an unknown data set, model or option, a model that cannot take a
+        data set's labels, and settings out of range (before anything runs)."""
+        from topiczoo.datasets import DATASETS
+        from topiczoo.predict import STRATEGIES
+
+        for axis in ("data", "models", "topics", "seeds"):
+            values = getattr(self, axis)
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"the grid's {axis} must be a non-empty list, got {values!r}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"the grid's {axis} repeat a value: {values}")
+        for name in self.data:
+            if name not in DATASETS:
+                raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
+        for name in self.models:
+            if name not in REGISTRY:
+                raise ValueError(f"unknown model {name!r}; known: {', '.join(REGISTRY)}")
+            if not REGISTRY[name].tasks:
+                raise ValueError(f"{name} is unsupervised: it has no test metric to compare")
+        for name, opts in self.options.items():
+            if name not in self.models:
+                raise ValueError(f"options for {name!r}, which is not among the grid's models")
+            for k in self.topics:
+                REGISTRY[name].build(k, **opts)  # unknown options, bad values
+        for label, values, low in (("topics", self.topics, 1), ("seeds", self.seeds, 0)):
+            for v in values:
+                if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                    raise ValueError(f"{label} must be integers >= {low}, got {v!r}")
+        for name, low in (("iterations", 1), ("chains", 1), ("snapshots", 1),
+                          ("test_burnin", 0), ("test_draws", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if self.burnin is not None and not 0 <= self.burnin < self.iterations:
+            raise ValueError(f"burnin must lie in [0, iterations={self.iterations}), got "
+                             f"{self.burnin}")
+        if self.average not in STRATEGIES:
+            raise ValueError(f"average must be one of {STRATEGIES}, got {self.average!r}")
+
+    def settings(self, model: str) -> dict:
+        """What a cell's result depends on besides its coordinates (stored in the cell)."""
+        return {"options": self.options.get(model, {}), "iterations": self.iterations,
+                "chains": self.chains, "burnin": self.burnin, "snapshots": self.snapshots,
+                "test_burnin": self.test_burnin, "test_draws": self.test_draws}
+
+    def cells(self) -> list:
+        """The cells ``(data, model, K, seed)`` in run order (seeds innermost)."""
+        return [(d, m, k, s) for d in self.data for m in self.models for k in self.topics
+                for s in self.seeds]
+
+
+def load_grid(path) -> Grid:
+    """A :class:`Grid` from a TOML file: top-level keys ``data``, ``models``, ``topics``,
+    ``seeds`` (lists) and the run settings, and a table ``[options.MODEL]`` per model, e.g.::
+
+        data = ["20news-binary"]
+        models = ["gslda", "medlda", "lda-svm"]
+        topics = [10, 20, 50]
+        seeds = [0, 1, 2]
+        iterations = 100
+        [options.gslda]
+        c = 25
+    """
+    with open(path, "rb") as f:
+        try:
+            raw = tomllib.load(f)
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"{path}: not valid TOML ({err})") from None
+    known = set(Grid.__dataclass_fields__)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown}; known: {sorted(known)}")
+    for key in ("data", "models", "topics"):
+        if key not in raw:
+            raise ValueError(f"{path}: the grid needs {key!r}")
+    return Grid(**raw)
+
+
+def cell_name(data: str, model: str, topics: int, seed: int) -> str:
+    return f"{data}__{model}__K{topics}__seed{seed}"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# log predictive densities
+
+
+def pointwise_log_likelihood(run, test) -> np.ndarray | None:
+    """log p(y_d | sample) of the test documents: float64 [C, I * J, D] (chain, snapshot x
+    test draw, document), summed over tasks; None when the response has no density (hinge,
+    epsilon-insensitive, two-step SVM; see the module docstring).
+
+    Logistic: log sigmoid(S) for y = 1, log sigmoid(-S) for y = 0 (per task). Gaussian:
+    log N(y - offset; S, s2) with s2 of the chain at the snapshot's iteration (the drawn
+    noise variance, ``augmentation_mean``) or the fixed s2.
+    """
+    from topiczoo.predict import _log_sigmoid
+
+    prediction, result = run.prediction, run.result
+    response = getattr(prediction, "response", None)
+    if prediction is None or getattr(response, "name", None) not in PROBABILISTIC:
+        return None
+    S = np.asarray(prediction.scores, np.float64)  # [C, I, J, T, D]
+    y = np.asarray(prediction.task.to_tasks(test.labels), np.float64)  # [T, D]
+    if response.name == "logistic":
+        ll = y * _log_sigmoid(S) + (1.0 - y) * _log_sigmoid(-S)
+    else:
+        if response.learn_s2:
+            where = {int(it): i for i, it in enumerate(result.draw_iterations)}
+            missing = [s.iteration for s in result.snapshots if s.iteration not in where]
+            if missing:
+                raise ValueError(f"no draw of s2 at snapshot iterations {missing} (thinning?)")
+            s2 = np.stack([result.draws["augmentation_mean"][:, where[s.iteration]]
+                           for s in result.snapshots], axis=1)  # [C, I, T]
+            s2 = s2[:, :, None, :, None]
+        else:
+            s2 = response.s2
+        ll = -0.5 * ((y - S) ** 2 / s2 + np.log(2 * np.pi * s2))
+    ll = ll.sum(axis=3)  # over tasks: [C, I, J, D]
+    return ll.reshape(ll.shape[0], -1, ll.shape[-1])
+
+
+def log_predictive_density(ll: np.ndarray) -> np.ndarray:
+    """Held-out log predictive density per document: log mean_s exp(ll[c, s, d]) over all
+    samples (chains and draws) -> [D]."""
+    flat = ll.reshape(-1, ll.shape[-1])
+    return np.logaddexp.reduce(flat, axis=0) - math.log(flat.shape[0])
+
+
+def datatree(log_likelihood: np.ndarray, score_mean: np.ndarray):
+    """ArviZ DataTree with ``log_likelihood`` (``y`` [chain, draw, document]) and a
+    ``posterior`` group (``test_score_mean`` [chain, draw]) for ``arviz.loo``."""
+    import arviz as az
+
+    return az.from_dict({"posterior": {"test_score_mean": score_mean},
+                         "log_likelihood": {"y": log_likelihood}},
+                        dims={"y": ["document"]})
+
+
+# ---------------------------------------------------------------------------------------------
+# running the grid
+
+
+def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path) -> dict:
+    from topiczoo.run import fit_and_predict
+
+    entry = REGISTRY[model]
+    train, test = dataset.train, dataset.test
+    run = fit_and_predict(
+        entry, topics, train, test, options=grid.options.get(model, {}),
+        fit_kwargs=dict(num_chains=grid.chains, num_iterations=grid.iterations,
+                        num_burnin=grid.burnin, num_snapshots=grid.snapshots, seed=seed),
+        predict_kwargs=dict(num_burnin=grid.test_burnin, num_draws=grid.test_draws, seed=seed),
+        progress=False)
+    metrics = run.prediction.metrics(test.labels, grid.average)
+    response = getattr(run.prediction.response, "name", None)
+    cell = {"data": dataset.name, "model": model, "topics": topics, "seed": seed,
+            "settings": grid.settings(model), "task": run.prediction.task.kind,
+            "response": response, "metric": METRIC[run.prediction.task.kind],
+            "value": metrics[METRIC[run.prediction.task.kind]], "metrics": metrics,
+            "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
+            "token_iterations_per_second": run.token_iterations_per_second,
+            "train_tokens": train.num_tokens, "test_documents": test.num_docs}
+    ll = pointwise_log_likelihood(run, test)
+    if ll is not None:
+        name = cell_name(dataset.name, model, topics, seed)
+        score = np.asarray(run.prediction.scores, np.float64).mean(axis=(3, 4))
+        np.savez(out / "cells" / f"{name}.loglik.npz", log_likelihood=ll.astype(np.float32),
+                 test_score_mean=score.reshape(score.shape[0], -1))
+        cell["test_lpd"] = float(log_predictive_density(ll).mean())
+    return cell
+
+
+def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
+    """Run every cell of ``grid`` not yet finished in ``out``, then write the table, plots and
+    trees (see the module docstring). Returns the table's rows (dicts)."""
+    from topiczoo.datasets import load_dataset
+    from topiczoo.fit import _duration
+
+    grid.check()
+    out = Path(out)
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else (lambda _: 0)
+    cells = grid.cells()
+    todo, done = [], 0
+    for data, model, topics, seed in cells:
+        path = out / "cells" / f"{cell_name(data, model, topics, seed)}.json"
+        if path.exists():
+            stored = json.loads(path.read_text())
+            if stored.get("settings") != json.loads(json.dumps(grid.settings(model))):
+                raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
+                                 f"; this grid: {grid.settings(model)}); use another output "
+                                 "folder or remove it")
+            done += 1
+        else:
+            todo.append((data, model, topics, seed))
+    if done:
+        log(f"[compare] skipped {done} finished cell{'s' * (done != 1)} of {len(cells)} "
+            f"(found in {out / 'cells'})")
+    _write_atomic(out / "grid.json", json.dumps(asdict(grid), indent=2) + "\n")
+    datasets, tic = {}, time.perf_counter()
+    for n, (data, model, topics, seed) in enumerate(todo, 1):
+        if data not in datasets:
+            datasets[data] = load_dataset(data, data_dir=data_dir)
+            kind = datasets[data].task
+            for m in grid.models:
+                if kind not in REGISTRY[m].tasks:
+                    raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
+                                     f"is {kind}")
+        cell = _run_cell(grid, datasets[data], model, topics, seed, out)
+        _write_atomic(out / "cells" / f"{cell_name(data, model, topics, seed)}.json",
+                      json.dumps(cell, indent=1) + "\n")
+        elapsed = time.perf_counter() - tic
+        left = elapsed / n * (len(todo) - n)
+        log(f"[compare] cell {done + n}/{len(cells)} {model} K={topics} seed {seed} on {data}: "
+            f"{cell['metric']} {cell['value']:.4f}, {cell['train_seconds']:.0f} s"
+            + (f" | about {_duration(left)} left" if n < len(todo) else ""))
+    return write_outputs(grid, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# the table, plots and trees
+
+
+def _mean_sd(values) -> tuple:
+    values = np.asarray(values, np.float64)
+    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+
+
+def read_cells(grid: Grid, out) -> dict:
+    """The finished cells of ``grid`` in ``out``: ``{(data, model, K, seed): cell dict}``."""
+    found = {}
+    for key in grid.cells():
+        path = Path(out) / "cells" / f"{cell_name(*key)}.json"
+        if path.exists():
+            found[key] = json.loads(path.read_text())
+    return found
+
+
+COLUMNS = ("data", "model", "topics", "seeds", "metric", "mean", "sd", "train_seconds",
+           "token_iterations_per_second", "test_lpd", "test_lpd_sd", "response")
+
+
+def table_rows(grid: Grid, cells: dict) -> list:
+    """One row per (data, model, K) with all its seeds finished: the columns of
+    :data:`COLUMNS` (``test_lpd`` None for responses without a density). The metric and
+    ``test_lpd`` are mean and sd over the seeds; ``train_seconds`` and
+    ``token_iterations_per_second`` the median over the seeds, since the first seed of a model
+    and K in a process includes JAX's compilation."""
+    rows = []
+    for data in grid.data:
+        for model in grid.models:
+            for k in grid.topics:
+                group = [cells.get((data, model, k, s)) for s in grid.seeds]
+                if any(c is None for c in group):
+                    continue
+                mean, sd = _mean_sd([c["value"] for c in group])
+                lpd = [c["test_lpd"] for c in group if "test_lpd" in c]
+                lpd_mean, lpd_sd = _mean_sd(lpd) if lpd else (None, None)
+                rows.append({
+                    "data": data, "model": model, "topics": k, "seeds": len(group),
+                    "metric": group[0]["metric"], "mean": mean, "sd": sd,
+                    "train_seconds": float(np.median([c["train_seconds"] for c in group])),
+                    "token_iterations_per_second": float(np.median(
+                        [c["token_iterations_per_second"] for c in group])),
+                    "test_lpd": lpd_mean, "test_lpd_sd": lpd_sd,
+                    "response": group[0]["response"] or "svm"})
+    return rows
+
+
+def markdown_table(rows: list, grid: Grid) -> str:
+    """The table as markdown, with a note on the responses without a density."""
+    lines = [f"{grid.chains} chains x {grid.iterations} iterations per cell, test chains "
+             f"{grid.test_burnin} + {grid.test_draws} sweeps, strategy {grid.average}; "
+             f"metric and held-out log predictive density per test document (lpd): mean (sd) "
+             f"over seeds {grid.seeds}; training seconds and throughput: median over the seeds "
+             "(the first seed of a model and K includes compilation).", "",
+             "| data | model | K | metric | mean (sd) | train s | M token-it/s | "
+             "test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lpd = (f"{r['test_lpd']:.4f} ({r['test_lpd_sd']:.4f})" if r["test_lpd"] is not None
+               else "n/a: no likelihood of y" if r["response"] == "svm"
+               else f"n/a: {r['response']} pseudo-likelihood")
+        lines.append(f"| {r['data']} | {r['model']} | {r['topics']} | {r['metric']} | "
+                     f"{r['mean']:.4f} ({r['sd']:.4f}) | {r['train_seconds']:.1f} | "
+                     f"{r['token_iterations_per_second'] / 1e6:.2f} | {lpd} |")
+    pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
+    if pseudo:
+        lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
+                  "pseudo-likelihoods (exp(-2c max(0, ell - y omega)) is no density of y) and "
+                  "LDA + SVM has no likelihood of y, so they have no log predictive density; "
+                  "compare them on the task metric."]
+    return "\n".join(lines) + "\n"
+
+
+def _plots(rows: list, out: Path) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from topiczoo.diagnostics import save_figure
+
+    written = []
+    datas = sorted({r["data"] for r in rows})
+    for stem, xkey, xlabel in (("metric_vs_topics", "topics", "number of topics K"),
+                               ("metric_vs_time", "train_seconds", "training seconds (median over seeds)")):
+        fig, axes = plt.subplots(1, len(datas), figsize=(5.5 * len(datas), 4), squeeze=False)
+        for ax, data in zip(axes[0], datas):
+            here = [r for r in rows if r["data"] == data]
+            for model in dict.fromkeys(r["model"] for r in here):  # grid order
+                mine = sorted((r for r in here if r["model"] == model), key=lambda r: r[xkey])
+                x = [r[xkey] for r in mine]
+                ax.errorbar(x, [r["mean"] for r in mine], yerr=[r["sd"] for r in mine],
+                            marker="o", capsize=3, label=model)
+                if xkey == "train_seconds":
+                    for r in mine:
+                        ax.annotate(f"K={r['topics']}", (r[xkey], r["mean"]), fontsize=7,
+                                    textcoords="offset points", xytext=(3, 3))
+            if xkey == "train_seconds":
+                ax.set_xscale("log")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(f"test {here[0]['metric']} (mean, sd over seeds)")
+            ax.set_title(data)
+            ax.legend(fontsize=8)
+        written.append(save_figure(fig, out / f"{stem}.png"))
+    return written
+
+
+def _trees(grid: Grid, out: Path) -> dict:
+    """Write one ArviZ tree per (data, model, K) with a log-likelihood; returns
+    ``{data: {"MODEL K=k": tree}}``."""
+    from topiczoo.diagnostics import save_datatree
+
+    (out / "trees").mkdir(exist_ok=True)
+    trees = {}
+    for data in grid.data:
+        for model in grid.models:
+            for k in grid.topics:
+                parts = [out / "cells" / f"{cell_name(data, model, k, s)}.loglik.npz"
+                         for s in grid.seeds]
+                if not all(p.exists() for p in parts):
+                    continue
+                loaded = [np.load(p) for p in parts]
+                tree = datatree(np.concatenate([z["log_likelihood"] for z in loaded]),
+                                np.concatenate([z["test_score_mean"] for z in loaded]))
+                save_datatree(tree, out / "trees" / f"{data}__{model}__K{k}.nc")
+                trees.setdefault(data, {})[f"{model} K={k}"] = tree
+    return trees
+
+
+def _arviz_comparison(trees: dict) -> str:
+    import warnings
+
+    import arviz as az
+
+    lines = ["# arviz.compare of the probabilistic models (held-out log-likelihoods)", "",
+             "PSIS-LOO on the test documents' pointwise log-likelihoods; rank by it, read the "
+             "held-out density itself in table.md (test_lpd).", ""]
+    for data, models in sorted(trees.items()):
+        if len(models) < 2:
+            lines.append(f"{data}: only {', '.join(models)} has a log-likelihood; nothing to "
+                         "compare.\n")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Pareto-k warnings: in the table's columns
+            table = az.compare(models)
+        lines += [f"## {data}", "", "```text", table.to_string(), "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(grid: Grid, out) -> list:
+    """Write ``table.csv``, ``table.md``, the plots, the trees and ``compare.md`` from the
+    finished cells in ``out``; returns the table's rows."""
+    out = Path(out)
+    rows = table_rows(grid, read_cells(grid, out))
+    with open(out / "table.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "table.md").write_text(markdown_table(rows, grid))
+    if rows:
+        _plots(rows, out)
+    trees = _trees(grid, out)
+    if trees:
+        (out / "compare.md").write_text(_arviz_comparison(trees))
+    return rows
