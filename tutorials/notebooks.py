@@ -21,6 +21,7 @@ import argparse
 import importlib.util
 import os
 import re
+import resource
 import sys
 import time
 from pathlib import Path
@@ -53,9 +54,10 @@ def read_source(source: Path):
     return jupytext.read(source)
 
 
-def code_cells(notebook) -> list[str]:
-    """The sources of the code cells, in order (what must agree between ``.py`` and ``.ipynb``)."""
-    return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+def cell_sources(notebook) -> list[tuple[str, str]]:
+    """``(cell_type, source)`` of every cell, in order: what must agree between a ``.py`` and
+    its ``.ipynb``."""
+    return [(cell.cell_type, cell.source) for cell in notebook.cells]
 
 
 def _single_thread_env(size: str) -> dict:
@@ -78,10 +80,14 @@ def _single_thread_env(size: str) -> dict:
 
 
 def execute(source: Path, size: str, *, cell_timeout: int = 900):
-    """Execute the notebook of ``source`` at ``size`` and return ``(notebook, seconds)``.
+    """Execute the notebook of ``source`` at ``size``.
 
+    Returns ``(notebook, wall_seconds, kernel_cpu_seconds)``: the executed notebook, the wall
+    time of the execution (kernel start-up included) and the CPU time (user + system) of the
+    kernel process, which, unlike the wall time, does not grow when the machine is shared.
     Raises ``nbclient.exceptions.CellExecutionError`` (with the failing cell's traceback) on
-    any error; ``ValueError`` for an unknown size.
+    any error, ``nbclient.exceptions.CellTimeoutError`` for a cell running over
+    ``cell_timeout`` seconds, ``ValueError`` for an unknown size.
     """
     from nbclient import NotebookClient
 
@@ -93,9 +99,15 @@ def execute(source: Path, size: str, *, cell_timeout: int = 900):
     client = NotebookClient(notebook, kernel_name=KERNEL, timeout=cell_timeout,
                             record_timing=False,
                             resources={"metadata": {"path": str(source.parent)}})
+    before = _children_cpu_seconds()
     tic = time.perf_counter()
-    client.execute(env=_single_thread_env(size))
-    return notebook, time.perf_counter() - tic
+    client.execute(env=_single_thread_env(size))  # starts, runs, shuts down and reaps the kernel
+    return notebook, time.perf_counter() - tic, _children_cpu_seconds() - before
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # finished, reaped child processes
+    return usage.ru_utime + usage.ru_stime
 
 
 def output_text(notebook) -> str:
@@ -120,7 +132,7 @@ def render(source: Path) -> float:
     """Execute ``source`` at full size and write its ``.ipynb``; returns the seconds taken."""
     import nbformat
 
-    notebook, seconds = execute(source, "full")
+    notebook, seconds, _ = execute(source, "full")
     leaks = absolute_paths(notebook)
     if leaks:
         raise RuntimeError(f"{source.name}: outputs contain absolute paths: {leaks}")
@@ -142,8 +154,9 @@ def main(argv=None) -> None:
     for source in sources:
         if args.check:
             size = os.environ.get(SIZE_VARIABLE, "full")
-            _, seconds = execute(source, size)
-            print(f"{source.name}: ran at size {size} in {seconds:.0f} s", flush=True)
+            _, seconds, cpu = execute(source, size)
+            print(f"{source.name}: ran at size {size} in {seconds:.0f} s "
+                  f"(kernel CPU {cpu:.0f} s)", flush=True)
         else:
             seconds = render(source)
             print(f"{rendered_path(source).name}: rendered at full size in {seconds:.0f} s",
