@@ -61,5 +61,6 @@ def test_rendered_outputs_are_one_full_size_run(source):
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_notebook_runs_at_small_size(source):
     _, wall, cpu = notebooks.execute(source, "small", cell_timeout=4 * SMALL_SECONDS)
+    print(f"{source.stem} at small size: {wall:.0f} s wall, {cpu:.0f} s kernel CPU")
     assert cpu < SMALL_SECONDS, (f"{source.stem} took {cpu:.0f} s of kernel CPU time "
                                  f"({wall:.0f} s wall) at small size")
