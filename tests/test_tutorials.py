@@ -1,0 +1,66 @@
+"""The tutorial notebooks (``tutorials/NN_*.py`` + ``.ipynb``, see ``tutorials/notebooks.py``).
+
+Fast: every committed ``.ipynb`` has exactly the cells (code and prose) of its jupytext ``.py``
+and holds the outputs of one full-size execution of them, top to bottom, with no error and no
+absolute path of the machine that rendered it. Slow: every notebook runs without error at
+``TOPICZOO_TUTORIAL_SIZE=small`` (the ``python3`` kernel of this environment's ipykernel) in
+under two minutes of the kernel's CPU time: its wall time on an idle machine (on a shared
+one the wall time grows with the load and says nothing about the notebook).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TUTORIALS = Path(__file__).resolve().parents[1] / "tutorials"
+_spec = importlib.util.spec_from_file_location("tutorial_notebooks", TUTORIALS / "notebooks.py")
+notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(notebooks)
+
+SOURCES = notebooks.notebook_sources()
+IDS = [s.stem for s in SOURCES]
+SMALL_SECONDS = 120
+
+
+def _rendered(source):
+    import nbformat
+
+    path = notebooks.rendered_path(source)
+    assert path.exists(), f"{path.name} is missing: run python tutorials/notebooks.py {source.stem}"
+    return nbformat.read(path, as_version=4)
+
+
+def test_the_learning_path_has_notebooks():
+    assert len(SOURCES) >= 4, [s.name for s in SOURCES]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_rendered_notebook_has_the_cells_of_its_source(source):
+    committed = notebooks.cell_sources(_rendered(source))
+    expected = notebooks.cell_sources(notebooks.read_source(source))
+    assert committed == expected, (f"{source.stem}.ipynb is out of date with {source.name}: "
+                                   f"re-render it (python tutorials/notebooks.py {source.stem})")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_rendered_outputs_are_one_full_size_run(source):
+    notebook = _rendered(source)
+    assert notebook.metadata.get("topiczoo", {}).get("size") == "full"
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    # executed in one fresh kernel, in order, every cell
+    assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
+    errors = [out for cell in code for out in cell.outputs if out.output_type == "error"]
+    assert not errors, errors
+    assert not notebooks.absolute_paths(notebook)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", SOURCES, ids=IDS)
+def test_notebook_runs_at_small_size(source):
+    _, wall, cpu = notebooks.execute(source, "small", cell_timeout=4 * SMALL_SECONDS)
+    print(f"{source.stem} at small size: {wall:.0f} s wall, {cpu:.0f} s kernel CPU")
+    assert cpu < SMALL_SECONDS, (f"{source.stem} took {cpu:.0f} s of kernel CPU time "
+                                 f"({wall:.0f} s wall) at small size")
