@@ -117,9 +117,10 @@ display(Image(filename=str(OUT / "metric_vs_time.png"), width=520))
 # task, every row lands between 97 % and 99 % accuracy, one of the 232 test documents is
 # 0.43 points, and the differences between models and between $K$ are of the size of the
 # seeds' sd. In the times, the first seed of each (model, $K$) pays the compilation (up to
-# two or three times the second seed's seconds: see the progress lines), which is why the
-# table takes the median; what is left says MedLDA's sweeps are somewhat cheaper. A grid that separates the models needs a harder
-# task: 20news-binary, section 6.4.
+# two or three times the second seed's seconds: see the progress lines); the table's median
+# over seeds leaves it out from three seeds on, while with two seeds it is their mean.
+# Compilation included, MedLDA's sweeps are still the cheaper (higher token-iterations per
+# second). A grid that separates the models needs a harder task: 20news-binary, section 6.4.
 #
 # **Resumable.** Each finished cell is its own file in `grid/cells`, written atomically,
 # so a grid killed halfway (a timeout, a laptop lid) loses at most the cell it was in.
