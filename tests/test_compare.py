@@ -150,3 +150,13 @@ def test_log_predictive_density_and_arviz_compare_ranks():
     text = compare_module._arviz_comparison(trees)
     table = text.split("```text")[1]
     assert table.index("good") < table.index("bad")  # ranked by elpd
+
+
+def test_too_few_samples_for_loo_are_said_not_crashed():
+    rng = np.random.default_rng(0)
+    few = -rng.gamma(2.0, 0.1, size=(2, 12, 30))  # 24 samples, one short of PSIS-LOO's 25
+    trees = {"bbc": {m: compare_module.datatree(few, rng.normal(size=(2, 12)))
+                     for m in ("gslda K=5", "gslda K=10")}}
+    text = compare_module._arviz_comparison(trees)
+    assert "not compared: PSIS-LOO needs at least 25 posterior samples" in text
+    assert "these have 24" in text

@@ -441,6 +441,11 @@ def _trees(grid: Grid, out: Path) -> dict:
     return trees
 
 
+#: PSIS-LOO fits a Pareto tail to the largest 20% of the importance weights and needs at least
+#: 5 of them: arviz.compare fails below 25 posterior samples (chains x snapshots x test draws).
+MIN_LOO_SAMPLES = 25
+
+
 def _arviz_comparison(trees: dict) -> str:
     import warnings
 
@@ -453,6 +458,14 @@ def _arviz_comparison(trees: dict) -> str:
         if len(models) < 2:
             lines.append(f"{data}: only {', '.join(models)} has a log-likelihood; nothing to "
                          "compare.\n")
+            continue
+        samples = {name: tree["log_likelihood"]["y"].sizes["chain"]
+                   * tree["log_likelihood"]["y"].sizes["draw"] for name, tree in models.items()}
+        if min(samples.values()) < MIN_LOO_SAMPLES:
+            lines.append(f"{data}: not compared: PSIS-LOO needs at least {MIN_LOO_SAMPLES} "
+                         f"posterior samples per model (chains x snapshots x test draws); "
+                         f"these have {min(samples.values())}. Use more chains, snapshots or "
+                         "test draws; table.md's test_lpd compares them meanwhile.\n")
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pareto-k warnings: in the table's columns
