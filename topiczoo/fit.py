@@ -229,7 +229,10 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     Args:
       model: a model of ``topiczoo.models`` (e.g. ``gslda(20, c=25)``).
       corpus: training :class:`topiczoo.corpus.Corpus` (labels required if supervised).
-      sampler: one of ``model.samplers`` (default ``"exact"``, the papers' collapsed Gibbs).
+      sampler: one of ``model.samplers`` (default ``"exact"``, the papers' collapsed Gibbs),
+        with options after a colon where the family has them (e.g. ``"light:mh_steps=2"``;
+        ``models.parametric.sampler_options``). The result and the checkpoint record its
+        canonical name.
       num_iterations: Gibbs cycles per chain, burn-in included.
       num_burnin: B_TR, cycles before the first snapshot (default: half of
         ``num_iterations``). Draws before it are kept too (``draw_iterations`` <= B_TR).
@@ -271,7 +274,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
                     num_snapshots=int(num_snapshots), snapshot_lag=snapshot_lag,
                     thinning=int(thinning))
     fresh = FitResult(model, tuple(corpus.vocabulary), int(num_chains), num_burnin,
-                      int(thinning), int(seed), sampler, task, schedule,
+                      int(thinning), int(seed), kernel.sampler.name, task, schedule,
                       label_invariant=tuple(kernel.sampler.label_invariant),
                       num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
     result = fresh
