@@ -15,7 +15,8 @@ alpha = 1/K per topic, beta = 0.01, nu2 = 1), one chain, one thread, for each K 
    ``--calls`` calls of process CPU time (wall in parentheses).
 2. **fit**: seconds per iteration of ``fit(model, corpus, num_chains=1)`` (numpyro's MCMC,
    the monitors collected per draw): (t(2 + n) - t(2)) / n with n = ``--iterations``, after
-   an untimed run that compiles the step, so initialisation cancels.
+   an untimed run of 2 + n iterations (compilation; numpyro's MCMC objects of both runs'
+   chunk lengths are then cached), so initialisation cancels.
 3. **tomotopy**: seconds per iteration of tomotopy 0.14's ``SLDAModel`` with 20 binary
    (logistic) responses (the model ``bench_tomotopy.py`` and ``multiclass_20news.py`` use;
    tomotopy has no hinge loss), ``train(n, workers=1)`` on the same tokens, after
@@ -138,8 +139,10 @@ def fit_seconds(corpus, num_topics, args):
     """Seconds per iteration of fit (module docstring, 2): (CPU, wall)."""
     model = medlda_multitask(num_topics, corpus)
     runs = {}
-    fit(model, corpus, sampler=args.sampler, num_chains=1, num_iterations=1, num_burnin=1,
-        num_snapshots=0, chunk=1, progress=False)  # compiles the step (untimed)
+    # untimed: compiles the step and builds numpyro's MCMC objects of both runs' chunk lengths
+    fit(model, corpus, sampler=args.sampler, num_chains=1, num_iterations=SHORT + args.iterations,
+        num_burnin=SHORT + args.iterations, num_snapshots=0, chunk=SHORT + args.iterations,
+        progress=False)
     for n in (SHORT, SHORT + args.iterations):
         c0, w0 = time.process_time(), time.perf_counter()
         fit(model, corpus, sampler=args.sampler, num_chains=1, num_iterations=n, num_burnin=n,
