@@ -134,12 +134,12 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "
                          f"'light:mh_steps=2', got {spec!r}")
-    name, _, rest = spec.strip().partition(":")
+    name, colon, rest = spec.strip().partition(":")
     name = name.strip()
     if name not in samplers:
         raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(samplers)}")
     values = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))) if rest else ():
+    for item in filter(None, (part.strip() for part in rest.split(","))):
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or key not in _OPTIONS[name]:
             raise ValueError(f"sampler {name}: bad option {item!r}; its options: "
@@ -156,7 +156,7 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
                              f"got {value!r}")
         else:
             values[key] = value
-    if rest and not values:
+    if colon and not values:
         raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
     if name == "exact" and values.get("eta", "qr") == "qr" and "eta_sweeps" in values:
         raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR draw is an "
