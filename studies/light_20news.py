@@ -7,14 +7,14 @@ documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Parts
 ``light_20news.PART.json``; ``--part report`` turns them into ``light_20news.md`` and ``.png``):
 
 * ``grid``: for each K in ``--grid-topics``, the exact sampler, the light sampler (6 MH steps,
-  mixture) and tomotopy 0.14's ``SLDAModel`` with 20 binary logistic responses (tomotopy has no
+  mixture) and tomotopy (``--samplers``) 0.14's ``SLDAModel`` with 20 binary logistic responses (tomotopy has no
   hinge loss; ``benchmarks/profile_exact_multitask.tomotopy_model``), ``--grid-iterations``
   each, one seed: test accuracy (argmax of the 20 tasks' mean scores over the test chain's
   draws; tomotopy: argmax of its ``estimate`` after ``infer``) and seconds per iteration. At
   K in ``--curve-topics`` a snapshot every ``--curve-lag`` iterations gives accuracy against
   wall time.
 * ``seeds``: K = ``--seeds-topics`` (100), ``--seeds-iterations`` (100) iterations, exact and
-  light, ``--seeds`` seeds, snapshots every ``--curve-lag``: the accuracy after 100
+  light, seeds ``--seeds``, snapshots every ``--curve-lag``: the accuracy after 100
   iterations (done-when (d)) and after the same wall time (c).
 * ``options``: K = 100, ``--grid-iterations``: light with MH steps in ``--mh-steps`` and mixed
   or cycled proposals.
@@ -35,6 +35,10 @@ Usage::
 
     python studies/light_20news.py --part grid      # then seeds, options, rss (any order,
     python studies/light_20news.py --part report    # or in parallel), then report
+
+Each part writes its .json after every run; ``--tag`` names the .json of one of several
+processes running a part (e.g. ``--part seeds --seeds 1 --tag=-1``), and the report merges
+them.
 """
 
 from __future__ import annotations
@@ -68,13 +72,16 @@ def parse_args(argv=None):
     p.add_argument("--curve-lag", type=int, default=5)
     p.add_argument("--seeds-topics", type=int, default=100)
     p.add_argument("--seeds-iterations", type=int, default=100)
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--mh-steps", type=int, nargs="+", default=[2, 6])
     p.add_argument("--rss-iterations", type=int, default=5)
     p.add_argument("--test-burnin", type=int, default=10)
     p.add_argument("--test-draws", type=int, default=5)
     p.add_argument("--tomotopy-infer-iterations", type=int, default=10)
-    p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--samplers", nargs="+", default=["light", "exact", "tomotopy"],
+                   help="grid: which of light, exact, tomotopy to run (default all)")
+    p.add_argument("--tag", default="",
+                   help="suffix of the part's .json (parts run in parallel processes)")
     p.add_argument("--rss-probe", nargs=3, metavar=("K", "SAMPLER", "ITERATIONS"),
                    help=argparse.SUPPRESS)  # internal: one fresh-process fit
     p.add_argument("--out", default=str(RESULTS))
@@ -159,26 +166,27 @@ def run_tomotopy(ds, num_topics, iterations, args) -> dict:
 
 
 def part_grid(ds, args):
-    rows = []
     for k in args.grid_topics:
         lag = args.curve_lag if k in args.curve_topics else args.grid_iterations
-        for sampler in ("light", "exact"):
-            rows.append(run_ours(ds, k, sampler, args.grid_iterations, lag, 0, args))
-        if not args.no_tomotopy:
-            rows.append(run_tomotopy(ds, k, args.grid_iterations, args))
-    return rows
+        for sampler in args.samplers:
+            if sampler == "tomotopy":
+                yield run_tomotopy(ds, k, args.grid_iterations, args)
+            else:
+                yield run_ours(ds, k, sampler, args.grid_iterations, lag, 0, args)
 
 
 def part_seeds(ds, args):
-    return [run_ours(ds, args.seeds_topics, sampler, args.seeds_iterations, args.curve_lag,
-                     seed, args)
-            for seed in range(args.seeds) for sampler in ("light", "exact")]
+    for seed in args.seeds:
+        for sampler in ("light", "exact"):
+            yield run_ours(ds, args.seeds_topics, sampler, args.seeds_iterations,
+                           args.curve_lag, seed, args)
 
 
 def part_options(ds, args):
-    return [run_ours(ds, 100, f"light:mh_steps={steps},proposals={proposals}",
-                     args.grid_iterations, args.grid_iterations, 0, args)
-            for steps in args.mh_steps for proposals in ("mixture", "cycle")]
+    for steps in args.mh_steps:
+        for proposals in ("mixture", "cycle"):
+            yield run_ours(ds, 100, f"light:mh_steps={steps},proposals={proposals}",
+                           args.grid_iterations, args.grid_iterations, 0, args)
 
 
 def rss_probe(args):
@@ -206,24 +214,30 @@ def _vm(field) -> float:
 
 
 def part_rss(args):
-    rows = []
     for sampler in ("light", "exact"):
         cmd = [sys.executable, __file__, "--part", "rss", "--rss-probe", "400", sampler,
                str(args.rss_iterations)]
         if args.data_dir:
             cmd += ["--data-dir", args.data_dir]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        rows.append(json.loads(out.strip().splitlines()[-1]))
-        log(f"  {sampler}: peak RSS {rows[-1]['peak_rss_mb']:.0f} MB")
-    return rows
+        row = json.loads(out.strip().splitlines()[-1])
+        log(f"  {sampler}: peak RSS {row['peak_rss_mb']:.0f} MB")
+        yield row
 
 
 # ------------------------------------------------------------------------------ report
 
 
 def _read(out, part):
-    path = Path(out) / f"{STEM}.{part}.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    """The records of a part (``STEM.PART*.json``, one per process) merged: rows of all,
+    commands of all, the largest load and the longest time."""
+    records = [json.loads(p.read_text()) for p in sorted(Path(out).glob(f"{STEM}.{part}*.json"))]
+    if not records:
+        return None
+    return {"commands": [r["command"] for r in records],
+            "load": max(r["load"] for r in records),
+            "seconds": max(r["seconds"] for r in records),
+            "rows": [row for r in records for row in r["rows"]]}
 
 
 def _within(row, seconds):
@@ -244,8 +258,9 @@ def report(args):
     md.append("")
     for p, rec in parts.items():
         if rec:
-            md.append(f"- `{rec['command']}` (load average at start {rec['load']:.1f}, "
-                      f"{rec['seconds'] / 60:.0f} min wall)")
+            md.append(f"- {p}: " + ", ".join(f"`{c}`" for c in rec["commands"])
+                      + f" (load average up to {rec['load']:.1f}; {rec['seconds'] / 60:.0f} min "
+                      "wall, the parts in parallel)")
     md.append("")
     checks = []
     grid = parts["grid"]
@@ -301,13 +316,15 @@ def report(args):
             md.append("")
     seeds = parts["seeds"]
     if seeds:
-        rows = seeds["rows"]
+        both = [s for s in sorted({r["seed"] for r in seeds["rows"]})
+                if {r["sampler"] for r in seeds["rows"] if r["seed"] == s} >= {"exact", "light"}]
+        rows = [r for r in seeds["rows"] if r["seed"] in both]
         k, n = rows[0]["K"], rows[0]["iterations"]
-        md += [f"## K = {k}: {n} iterations, {len(rows) // 2} seeds", "",
+        md += [f"## K = {k}: {n} iterations, {len(both)} seeds", "",
                "| seed | exact acc | light acc | exact s/it | light s/it | light acc within "
                "exact's CPU time |", "|---|---|---|---|---|---|"]
         diffs, same_wall = [], []
-        for seed in sorted({r["seed"] for r in rows}):
+        for seed in both:
             e = next(r for r in rows if r["seed"] == seed and r["sampler"] == "exact")
             lt = next(r for r in rows if r["seed"] == seed and r["sampler"] == "light")
             at = _within(lt, e["cpu_seconds"][-1])
@@ -405,10 +422,13 @@ def main(argv=None):
         rows = {"grid": part_grid, "seeds": part_seeds, "options": part_options}[args.part](
             ds, args)
     record = {"command": command_line(__file__), "threads": THREADS, "load": load0,
-              "seconds": time.perf_counter() - tic, "rows": rows}
-    path = ensure_dir(args.out) / f"{STEM}.{args.part}.json"
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    log(f"wrote {path.name}")
+              "rows": []}
+    path = ensure_dir(args.out) / f"{STEM}.{args.part}{args.tag}.json"
+    for row in rows:  # written after every run: an interrupted part keeps what it did
+        record["rows"].append(row)
+        record["seconds"] = time.perf_counter() - tic
+        path.write_text(json.dumps(record, indent=1) + "\n")
+        log(f"wrote {path.name}")
 
 
 if __name__ == "__main__":
