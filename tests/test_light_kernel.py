@@ -196,6 +196,33 @@ def test_bad_sampler_names_are_refused(spec, message):
     assert str(err.value).startswith("medlda: ") and message in str(err.value), err.value
 
 
+def test_host_log_likelihood_is_the_collapsed_one():
+    """The light state's log_likelihood monitor (O(N) on the host) equals the exact sampler's
+    (``collapsed_log_likelihood`` of the counts, O(V K) in XLA), one chain or vmapped."""
+    from topiczoo.kernels.light import assignments_log_likelihood
+    from topiczoo.kernels.topics import collapsed_log_likelihood, counts_from_assignments
+
+    rng = np.random.default_rng(0)
+    num_topics, vocab_size, num_docs = 7, 40, 20
+    lengths = rng.integers(1, 50, num_docs)
+    data = _corpus_data(rng.integers(0, vocab_size, lengths.sum()), lengths)
+    zs = jax.numpy.asarray(rng.integers(0, num_topics, (3, lengths.sum())), jax.numpy.int32)
+    host = jax.jit(jax.vmap(lambda z: assignments_log_likelihood(
+        z, data.words, data.doc_offsets, 0.1, num_topics=num_topics, vocab_size=vocab_size)))(zs)
+    for z, value in zip(zs, np.asarray(host)):
+        counts = counts_from_assignments(z, data.words, data.doc_ids, num_docs, num_topics,
+                                         vocab_size)
+        np.testing.assert_allclose(value, float(collapsed_log_likelihood(counts, 0.1)),
+                                   rtol=1e-6)
+
+
+def _corpus_data(words, lengths) -> CorpusData:
+    from topiczoo.kernels.gibbs import corpus_arrays
+
+    return corpus_arrays(words, np.concatenate([[0], np.cumsum(lengths)]),
+                         np.zeros((0, len(lengths)), np.float32))
+
+
 @pytest.mark.slow
 def test_cli_fit_with_the_light_sampler_records_it(tmp_path, capsys):
     from topiczoo.cli import main
