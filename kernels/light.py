@@ -83,6 +83,8 @@ ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX k
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -620,8 +622,30 @@ def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
             n_k[k] += 1
 
 
-def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size):
-    """The host side of :func:`light_assignments_step`: counts rebuilt from z, one sweep."""
+@numba.njit(cache=True, nogil=True)
+def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
+    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
+    in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
+    by row), each counted once and then set to 0, so n_wk is all zeros on return."""
+    v_beta = n_wk.shape[0] * beta
+    lgamma_beta = math.lgamma(beta)
+    total = 0.0
+    for k in range(n_k.shape[0]):
+        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
+    for w in range(word_offsets.shape[0] - 1):
+        for p in range(word_offsets[w], word_offsets[w + 1]):
+            k = z[word_tokens[p]]
+            count = n_wk[w, k]
+            if count > 0:
+                total += math.lgamma(count + beta) - lgamma_beta
+                n_wk[w, k] = 0
+    return total
+
+
+def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size, sweep_z=True):
+    """The host side of :func:`light_assignments_step` (and, with ``sweep_z=False``, of
+    :func:`assignments_log_likelihood`): counts rebuilt from z, one sweep, log p(W | Z) of the
+    new z from the counts before they are dropped."""
 
     def sweep(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
@@ -630,9 +654,10 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
         n_wk = np.zeros((vocab_size, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
         _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
-        _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, alpha,
-                     beta, int(seed), num_steps, cycle, np.zeros((3, 2), np.int64))
-        return n_dk
+        if sweep_z:
+            _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho,
+                         alpha, beta, int(seed), num_steps, cycle, np.zeros((3, 2), np.int64))
+        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
         inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
@@ -641,21 +666,23 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
         z = np.asarray(z)
         if z.ndim == 1:
             z = np.array(z, dtype=np.int32)
-            return z, sweep(z, *inputs, seed)
+            n_dk, log_lik = sweep(z, *inputs, seed)
+            return z, n_dk, np.float32(log_lik)
         inputs.append(seed)
         num = max(a.shape[0] for a in (z, *inputs))
         z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
-        n_dk = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-                for chain in range(num)]
-        return z, np.stack(n_dk)
+        out = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+               for chain in range(num)]
+        return (z, np.stack([n_dk for n_dk, _ in out]),
+                np.array([log_lik for _, log_lik in out], np.float32))
 
     return host
 
 
 def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
                            beta: float, *, num_topics: int, vocab_size: int, word_offsets=None,
-                           word_tokens=None, num_steps: int = 6,
-                           combination: str = "mixture"):
+                           word_tokens=None, num_steps: int = 6, combination: str = "mixture",
+                           log_likelihood: bool = False):
     """:func:`light_topics_step` for a chain whose state holds the assignments alone.
 
     The counts are rebuilt from z on the host at every call (O(N), into arrays that numpy
@@ -667,9 +694,12 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
     inputs.
 
     Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
-      static ``num_topics`` (K) and ``vocab_size`` (V).
+      static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
+      return log p(W | Z) of the new z (nats), computed from the host's counts in O(N + K)
+      before they are dropped (:func:`assignments_log_likelihood`).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep (n_dk for zbar; n_k is its
-    column sum; n_wk, if a monitor or a snapshot needs it, is a scatter of z).
+    column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
+    with ``log_likelihood``.
     """
     if combination not in ("mixture", "cycle"):
         raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
@@ -677,14 +707,34 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
         raise ValueError(f"num_steps must be >= 1, got {num_steps}")
     if (word_offsets is None) != (word_tokens is None):
         raise ValueError("pass both word_offsets and word_tokens, or neither")
+    host = _host_light_assignments(float(alpha), float(beta), int(num_steps),
+                                   combination == "cycle", int(num_topics), int(vocab_size))
+    out = _assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+                                word_offsets, word_tokens)
+    return out if log_likelihood else out[:2]
+
+
+def _assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+                          word_offsets, word_tokens):
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
     num_docs = doc_offsets.shape[-1] - 1
     out_shape = (jax.ShapeDtypeStruct(z.shape, jnp.int32),
-                 jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32))
-    return jax.pure_callback(
-        _host_light_assignments(float(alpha), float(beta), int(num_steps),
-                                combination == "cycle", int(num_topics), int(vocab_size)),
-        out_shape, z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
-        _seed_from_key(key), vmap_method="expand_dims",
-    )
+                 jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
+                 jax.ShapeDtypeStruct((), jnp.float32))
+    return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
+                             eta, psi, rho, _seed_from_key(key), vmap_method="expand_dims")
+
+
+def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics: int,
+                               vocab_size: int):
+    """log p(W | Z) (nats, float32 []) of assignments z int32 [N] of tokens ``words`` int32
+    [N] (documents ``doc_offsets`` int32 [D+1]), the value of
+    ``kernels.topics.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
+    rebuilt there (no V x K array in XLA). Works under jit and vmap."""
+    host = _host_light_assignments(1.0, float(beta), 1, False, int(num_topics), int(vocab_size),
+                                   sweep_z=False)
+    empty = jnp.zeros((0, num_topics), jnp.float32)
+    nothing = jnp.zeros((0, doc_offsets.shape[-1] - 1), jnp.float32)
+    return _assignments_callback(host, jax.random.PRNGKey(0), z, words, doc_offsets, empty,
+                                 nothing, nothing, num_topics, None, None)[2]

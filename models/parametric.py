@@ -6,10 +6,20 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 * ``"exact"``: the papers' sampler, a cycle of three exact conditional blocks: eta given the
   rest (one Gaussian draw, ``kernels.eta``), Z given the rest (the collapsed sweep,
   ``kernels.topics``), the augmentation given the rest (``response.draw_augmentation``).
+* ``"light"`` (LightMedLDA): the same cycle with blocks whose cost does not grow with K per
+  token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, O(D K) per
+  task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
+  the same augmentation draw. Each block leaves the posterior invariant, so the cycle targets
+  the same posterior as the exact sampler.
 
-State (:class:`ParametricState`): the topic assignments and counts, eta [T, K] and the
-response's augmentation variables. Snapshots for prediction are the topic-word counts and eta;
-held-out documents are scored by test chains with Phi-hat fixed (JMLR eq. 15).
+Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
+the command line (``--sampler``) and checkpoints carry them as one string:
+``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=coordinate"``.
+
+State: :class:`ParametricState` (exact: the topic assignments and counts, eta [T, K] and the
+response's augmentation variables) or :class:`LightState` (light: z and n_dk only, no V x K
+array). Snapshots for prediction are the topic-word counts and eta; held-out documents are
+scored by test chains with Phi-hat fixed (JMLR eq. 15).
 """
 
 from __future__ import annotations
@@ -23,8 +33,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from topiczoo.kernels.eta import draw_eta
+from topiczoo.kernels.eta import draw_eta, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
+from topiczoo.kernels.light import assignments_log_likelihood, light_assignments_step
 from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
                                      counts_from_assignments, sample_test_topics,
                                      topic_proportions)
@@ -50,6 +61,107 @@ class ParametricState(NamedTuple):
     topics: TopicState
     eta: jax.Array
     augmentation: jax.Array
+
+
+class LightState(NamedTuple):
+    """State of one chain of the light sampler: no V x K array (the light sweep rebuilds the
+    counts from z on the host, ``kernels.light.light_assignments_step``).
+
+    z:              int32 [N] topic assignments
+    n_dk:           int32 [D, K] document-topic counts of z (for zbar)
+    words:          int32 [N] the training tokens' word ids, carried so that :attr:`snapshot`
+                    (which sees the state alone) can rebuild n_wk from z
+    log_likelihood: float32 [] log p(W | Z), computed by the sweep's host side in O(N)
+    eta:            float32 [T, K] classifier weights (T = 0 for LDA)
+    augmentation:   float32 [T, D] (or [T, D, 2]) the response's augmentation variables
+    """
+
+    z: jax.Array
+    n_dk: jax.Array
+    words: jax.Array
+    log_likelihood: jax.Array
+    eta: jax.Array
+    augmentation: jax.Array
+
+
+@dataclass(frozen=True)
+class SamplerOptions:
+    """A parametric sampler and its options (parsed from a name by :func:`sampler_options`).
+
+    name: ``"exact"`` or ``"light"``.
+    eta: exact only: ``"qr"`` (default: an independent Gaussian draw of each task's eta,
+      O((D + K) K^2)) or ``"coordinate"`` (coordinate-wise Gibbs, O(D K); light always uses it).
+    eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
+    mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
+    proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
+      drawn at random; default) or ``"cycle"`` (in turn).
+    """
+
+    name: str = "exact"
+    eta: str = "qr"
+    eta_sweeps: int = 1
+    mh_steps: int = 6
+    proposals: str = "mixture"
+
+    def spec(self) -> str:
+        """The canonical name: the sampler, then its options that differ from the defaults
+        (``"light"``, ``"light:mh_steps=2,proposals=cycle"``, ``"exact:eta=coordinate"``)."""
+        default = SamplerOptions(self.name)
+        changed = [f"{key}={getattr(self, key)}" for key in _OPTIONS[self.name]
+                   if getattr(self, key) != getattr(default, key)]
+        return self.name + (":" + ",".join(changed) if changed else "")
+
+
+# option -> (allowed values, or None for an integer >= 1), per sampler
+_OPTIONS = {
+    "exact": {"eta": ("qr", "coordinate"), "eta_sweeps": None},
+    "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
+}
+
+
+def _option_help(sampler: str) -> str:
+    return ", ".join(f"{key}=" + ("|".join(allowed) if allowed else "<integer >= 1>")
+                     for key, allowed in _OPTIONS[sampler].items())
+
+
+def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
+    """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
+
+    Options: exact: ``eta`` (qr|coordinate), ``eta_sweeps`` (passes of coordinate-wise eta,
+    integer >= 1); light: ``mh_steps`` (integer >= 1), ``proposals`` (mixture|cycle),
+    ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"sampler must be a string such as 'light' or "
+                         f"'light:mh_steps=2', got {spec!r}")
+    name, colon, rest = spec.strip().partition(":")
+    name = name.strip()
+    if name not in samplers:
+        raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(samplers)}")
+    values = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or key not in _OPTIONS[name]:
+            raise ValueError(f"sampler {name}: bad option {item!r}; its options: "
+                             f"{_option_help(name)}")
+        if key in values:
+            raise ValueError(f"sampler {name}: option {key} given twice")
+        allowed = _OPTIONS[name][key]
+        if allowed is None:
+            if not (value.isdigit() and int(value) >= 1):
+                raise ValueError(f"sampler {name}: {key} must be an integer >= 1, got {value!r}")
+            values[key] = int(value)
+        elif value not in allowed:
+            raise ValueError(f"sampler {name}: {key} must be one of {', '.join(allowed)}, "
+                             f"got {value!r}")
+        else:
+            values[key] = value
+    if colon and not values:
+        raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
+    if name == "exact" and values.get("eta", "qr") == "qr" and "eta_sweeps" in values:
+        raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR draw is an "
+                         "independent draw, not a sweep)")
+    return SamplerOptions(name, **values)
 
 
 @dataclass(frozen=True)
@@ -83,8 +195,9 @@ class TopicModel:
     center: bool = False
     declaration: object = field(default=None, compare=False)
 
-    #: The samplers this family offers, by name (``fit(..., sampler=...)``).
-    samplers = ("exact",)
+    #: The samplers this family offers, by name (``fit(..., sampler=...)``; options after a
+    #: colon, :func:`sampler_options`).
+    samplers = ("exact", "light")
 
     def __post_init__(self):
         if (isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics
@@ -165,18 +278,23 @@ class TopicModel:
 
     # ------------------------------------------------------------------ samplers
     def sampler(self, name: str, vocab_size: int, task: Task | None = None) -> Sampler:
-        """The named sampler (:attr:`samplers`) for a corpus of ``vocab_size`` words."""
-        if name not in self.samplers:
-            raise ValueError(f"unknown sampler {name!r} for {self.name}; choose from "
-                             f"{', '.join(self.samplers)}")
+        """The named sampler (:attr:`samplers`, with options: :func:`sampler_options`) for a
+        corpus of ``vocab_size`` words; its ``name`` is the canonical spelling."""
+        try:
+            options = sampler_options(name, self.samplers)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
         if task is None and self.supervised:
             task = Task(self.tasks[0])
-        return _exact_sampler(self, int(vocab_size), task)
+        build = _light_sampler if options.name == "light" else _exact_sampler
+        return build(self, int(vocab_size), task, options)
 
     # ------------------------------------------------------------------ prediction
     def train_proportions(self, state: ParametricState) -> np.ndarray:
-        """zbar of the training documents in ``state`` (one chain): float32 [D, K]."""
-        return np.asarray(topic_proportions(jnp.asarray(state.topics.n_dk)))
+        """zbar of the training documents in ``state`` (one chain of either sampler): float32
+        [D, K]."""
+        n_dk = state.n_dk if isinstance(state, LightState) else state.topics.n_dk
+        return np.asarray(topic_proportions(jnp.asarray(n_dk)))
 
     def phi_hat(self, snapshot: dict) -> np.ndarray:
         """Posterior-mean topics given a snapshot's counts (``Snapshot.chain(c)``, or the
@@ -211,30 +329,82 @@ def _gaussian_form(model, state, data):
     return model.response.gaussian_form(data.y, state.augmentation)
 
 
-@lru_cache(maxsize=64)
-def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None) -> Sampler:
-    """The exact sampler; cached, so equal models share one compiled kernel step."""
+def _monitors(model, task, state, data, log_likelihood, n_dk) -> dict:
+    """log_likelihood: log p(W | Z), nats. For supervised models also eta [T, K]; eta_norm:
+    ||eta||_F; omega_mean_abs: mean |omega_td|; train_loss: mean over documents and tasks of
+    minus the log pseudo-likelihood (nats); augmentation_mean [T]: mean augmentation variable
+    per task (s2 for the Gaussian); and the task's (``Task.train_monitors``): train_accuracy,
+    or residual_norm and train_mse. The same for every sampler of the family."""
     response = model.response
+    info = {"log_likelihood": log_likelihood}
+    if response is not None:
+        omega = state.eta @ topic_proportions(n_dk).T
+        num_tasks = state.eta.shape[0]
+        info.update(
+            eta=state.eta,
+            eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
+            omega_mean_abs=jnp.mean(jnp.abs(omega)),
+            train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
+            augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
+            **task.train_monitors(data.y, omega),
+        )
+    return info
 
-    def init(key, data: CorpusData) -> ParametricState:
-        # Z uniformly at random, lambda = 1, eta = 0 (drawn first in the cycle), as the papers.
-        num_tasks = data.y.shape[0]
-        if response is None and num_tasks:
-            raise ValueError(f"responses y have shape {data.y.shape}; an unsupervised model "
-                             "expects [0, D]")
-        num_docs = data.doc_offsets.shape[0] - 1
-        z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
-        topics = counts_from_assignments(z, data.words, data.doc_ids, num_docs,
-                                         model.num_topics, vocab_size)
-        aug = response.init_augmentation(data.y) if response is not None else data.y
-        return ParametricState(topics, jnp.zeros((num_tasks, model.num_topics), jnp.float32),
-                               aug)
+
+def _init_parts(model, key, data):
+    """The exact and the light sampler's common start: Z uniformly at random, lambda = 1 (the
+    response's initial augmentation), eta = 0 (drawn first in the cycle), as the papers."""
+    response = model.response
+    num_tasks = data.y.shape[0]
+    if response is None and num_tasks:
+        raise ValueError(f"responses y have shape {data.y.shape}; an unsupervised model "
+                         "expects [0, D]")
+    z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
+    aug = response.init_augmentation(data.y) if response is not None else data.y
+    return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
+
+
+def _eta_block(model, options, n_dk_of):
+    """eta | Z, augmentation: the Gaussian draw (``options.eta == "qr"``) or
+    ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
 
     def eta_block(key, state, data):
-        """eta | Z, augmentation: Gaussian (``kernels.eta``)."""
         psi, rho = _gaussian_form(model, state, data)
-        zbar = topic_proportions(state.topics.n_dk)
-        return state._replace(eta=draw_eta(key, zbar, psi, rho, model.nu2))
+        zbar = topic_proportions(n_dk_of(state))
+        if options.name == "exact" and options.eta == "qr":
+            eta = draw_eta(key, zbar, psi, rho, model.nu2)
+        else:
+            eta = draw_eta_coordinatewise(key, state.eta, zbar, psi, rho, model.nu2,
+                                          options.eta_sweeps)
+        return state._replace(eta=eta)
+
+    return eta_block
+
+
+def _augmentation_block(model, n_dk_of):
+    def augmentation_block(key, state, data):
+        """augmentation | Z, eta: the response's own draw, document by document."""
+        omega = state.eta @ topic_proportions(n_dk_of(state)).T
+        return state._replace(augmentation=model.response.draw_augmentation(
+            key, data.y, omega, state.augmentation))
+
+    return augmentation_block
+
+
+@lru_cache(maxsize=64)
+def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None,
+                   options: SamplerOptions = SamplerOptions()) -> Sampler:
+    """The exact sampler; cached, so equal models share one compiled kernel step."""
+
+    def n_dk_of(state):
+        return state.topics.n_dk
+
+    def init(key, data: CorpusData) -> ParametricState:
+        z, eta, aug = _init_parts(model, key, data)
+        num_docs = data.doc_offsets.shape[0] - 1
+        topics = counts_from_assignments(z, data.words, data.doc_ids, num_docs,
+                                         model.num_topics, vocab_size)
+        return ParametricState(topics, eta, aug)
 
     def topics_block(key, state, data):
         """Z | eta, augmentation: one collapsed sweep over all tokens."""
@@ -243,35 +413,60 @@ def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None) -> Sam
                                        state.eta, psi, rho, model.alpha_per_topic, model.beta)
         return state._replace(topics=topics)
 
-    def augmentation_block(key, state, data):
-        """augmentation | Z, eta: the response's own draw, document by document."""
-        omega = state.eta @ topic_proportions(state.topics.n_dk).T
-        return state._replace(
-            augmentation=response.draw_augmentation(key, data.y, omega, state.augmentation))
-
     def monitors(state, data) -> dict:
-        """log_likelihood: log p(W | Z), nats. For supervised models also eta [T, K];
-        eta_norm: ||eta||_F; omega_mean_abs: mean |omega_td|; train_loss: mean over documents
-        and tasks of minus the log pseudo-likelihood (nats); augmentation_mean [T]: mean
-        augmentation variable per task (s2 for the Gaussian); and the task's
-        (``Task.train_monitors``): train_accuracy, or residual_norm and train_mse."""
-        info = {"log_likelihood": collapsed_log_likelihood(state.topics, model.beta)}
-        if response is not None:
-            omega = state.eta @ topic_proportions(state.topics.n_dk).T
-            num_tasks = state.eta.shape[0]
-            info.update(
-                eta=state.eta,
-                eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
-                omega_mean_abs=jnp.mean(jnp.abs(omega)),
-                train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
-                augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
-                **task.train_monitors(data.y, omega),
-            )
-        return info
+        """:func:`_monitors`."""
+        return _monitors(model, task, state, data,
+                         collapsed_log_likelihood(state.topics, model.beta), state.topics.n_dk)
 
     def snapshot(state) -> dict:
         return {"n_wk": state.topics.n_wk, "n_k": state.topics.n_k, "eta": state.eta}
 
-    blocks = (eta_block, topics_block, augmentation_block) if response is not None \
-        else (topics_block,)
-    return Sampler("exact", init, blocks, monitors, snapshot, LABEL_INVARIANT)
+    blocks = (topics_block,)
+    if model.response is not None:
+        blocks = (_eta_block(model, options, n_dk_of), topics_block,
+                  _augmentation_block(model, n_dk_of))
+    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)
+
+
+@lru_cache(maxsize=64)
+def _light_sampler(model: TopicModel, vocab_size: int, task: Task | None,
+                   options: SamplerOptions) -> Sampler:
+    """The light sampler (LightMedLDA; module docstring); cached like :func:`_exact_sampler`.
+    Its state is a :class:`LightState`; its monitors and snapshots are the exact sampler's."""
+    num_topics = model.num_topics
+
+    def n_dk_of(state):
+        return state.n_dk
+
+    def init(key, data: CorpusData) -> LightState:
+        z, eta, aug = _init_parts(model, key, data)
+        num_docs = data.doc_offsets.shape[0] - 1
+        n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[data.doc_ids, z].add(1)
+        log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
+                                             num_topics=num_topics, vocab_size=vocab_size)
+        return LightState(z, n_dk, data.words, log_lik, eta, aug)
+
+    def topics_block(key, state, data):
+        """Z | eta, augmentation: one light sweep (``options.mh_steps`` Metropolis-Hastings
+        steps per token, proposals ``options.proposals``) that leaves it invariant."""
+        psi, rho = _gaussian_form(model, state, data)
+        z, n_dk, log_lik = light_assignments_step(
+            key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
+            model.alpha_per_topic, model.beta, num_topics=num_topics, vocab_size=vocab_size,
+            num_steps=options.mh_steps, combination=options.proposals, log_likelihood=True)
+        return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
+
+    def monitors(state, data) -> dict:
+        """:func:`_monitors`."""
+        return _monitors(model, task, state, data, state.log_likelihood, state.n_dk)
+
+    def snapshot(state) -> dict:
+        """n_wk [V, K] scattered from z (only at snapshot points), n_k [K], eta [T, K]."""
+        n_wk = jnp.zeros((vocab_size, num_topics), jnp.int32).at[state.words, state.z].add(1)
+        return {"n_wk": n_wk, "n_k": state.n_dk.sum(axis=0), "eta": state.eta}
+
+    blocks = (topics_block,)
+    if model.response is not None:
+        blocks = (_eta_block(model, options, n_dk_of), topics_block,
+                  _augmentation_block(model, n_dk_of))
+    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)

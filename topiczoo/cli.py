@@ -82,7 +82,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="treat a multi-class data set as multi-label: one 0/1 task per class")
     f.add_argument("--topics", "-K", type=int, default=20, help="number of topics (default 20)")
     f.add_argument("--sampler", default="exact",
-                   help="the model's sampler (default exact: the papers' collapsed Gibbs)")
+                   help="the model's sampler (default exact: the papers' collapsed Gibbs); "
+                        "light: LightMedLDA, cost per token independent of K; options after a "
+                        "colon, e.g. light:mh_steps=2,proposals=cycle,eta_sweeps=1 or "
+                        "exact:eta=coordinate")
     f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
     f.add_argument("--iterations", type=int, default=100,
                    help="Gibbs cycles per chain (default 100)")

@@ -236,7 +236,10 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     Args:
       model: a model of ``topiczoo.models`` (e.g. ``gslda(20, c=25)``).
       corpus: training :class:`topiczoo.corpus.Corpus` (labels required if supervised).
-      sampler: one of ``model.samplers`` (default ``"exact"``, the papers' collapsed Gibbs).
+      sampler: one of ``model.samplers`` (default ``"exact"``, the papers' collapsed Gibbs),
+        with options after a colon where the family has them (e.g. ``"light:mh_steps=2"``;
+        ``models.parametric.sampler_options``). The result and the checkpoint record its
+        canonical name.
       num_iterations: Gibbs cycles per chain, burn-in included.
       num_burnin: B_TR, cycles before the first snapshot (default: half of
         ``num_iterations``). Draws before it are kept too (``draw_iterations`` <= B_TR).
@@ -298,7 +301,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     if until_rhat is not None:
         schedule.update(until_rhat=float(until_rhat), max_iterations=int(max_iterations))
     fresh = FitResult(model, tuple(corpus.vocabulary), int(num_chains), num_burnin,
-                      int(thinning), int(seed), sampler, task, schedule,
+                      int(thinning), int(seed), kernel.sampler.name, task, schedule,
                       label_invariant=tuple(kernel.sampler.label_invariant),
                       num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
     result = fresh

@@ -1,0 +1,245 @@
+#!/usr/bin/env python
+"""Where the exact multi-task iteration spends its time (issue 11, item 6), against tomotopy.
+
+On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666, 20 classes) with
+multi-task Gibbs MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64,
+alpha = 1/K per topic, beta = 0.01, nu2 = 1), one chain, one thread, for each K in
+``--topics`` (default 20 50 100 400):
+
+1. **parts**: from a state after ``--burnin`` iterations, each of the exact sampler's blocks
+   (``GibbsKernel(...).sampler.blocks``: eta, topics, augmentation) and its ``monitors``,
+   jitted on its own, and the whole kernel step (``kernel.sample``, jitted, what numpyro
+   calls); inside them: the numba sweep called directly (so the topic block minus it is the
+   host callback: the copies of z and the counts in and out), the log-likelihood monitor
+   (``collapsed_log_likelihood``, O(V K)) and the hinge augmentation's draw. Medians over
+   ``--calls`` calls of process CPU time (wall in parentheses).
+2. **fit**: seconds per iteration of ``fit(model, corpus, num_chains=1)`` (numpyro's MCMC,
+   the monitors collected per draw): (t(2 + n) - t(2)) / n with n = ``--iterations``, after
+   an untimed run of 2 + n iterations (compilation; numpyro's MCMC objects of both runs'
+   chunk lengths are then cached), so initialisation cancels.
+3. **tomotopy**: seconds per iteration of tomotopy 0.14's ``SLDAModel`` with 20 binary
+   (logistic) responses (the model ``bench_tomotopy.py`` and ``multiclass_20news.py`` use;
+   tomotopy has no hinge loss), ``train(n, workers=1)`` on the same tokens, after
+   ``train(2)``.
+
+Everything is measured in one process, K after K, ours then tomotopy, so the ratios compare
+measurements taken under the same load (the machine is shared: the load average is printed).
+
+Usage::
+
+    python benchmarks/profile_exact_multitask.py                       # K = 20 50 100 400
+    python benchmarks/profile_exact_multitask.py --topics 20 --calls 2 --iterations 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_description, set_single_thread  # noqa: E402
+
+THREADS = set_single_thread()
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+from topiczoo import load_dataset  # noqa: E402
+from topiczoo.fit import fit  # noqa: E402
+from topiczoo.kernels import topics as topics_module  # noqa: E402
+from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
+from topiczoo.kernels.topics import collapsed_log_likelihood  # noqa: E402
+from topiczoo.models import REGISTRY  # noqa: E402
+
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                           "profile_exact_multitask.txt")
+SHORT = 2  # iterations of the short run whose time is subtracted
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--topics", type=int, nargs="+", default=[20, 50, 100, 400], metavar="K")
+    p.add_argument("--calls", type=int, default=3, help="timed calls per part (median; 3)")
+    p.add_argument("--burnin", type=int, default=3,
+                   help="iterations before the parts are timed (default 3)")
+    p.add_argument("--iterations", type=int, default=3,
+                   help="timed iterations of fit and of tomotopy (default 3)")
+    p.add_argument("--sampler", default="exact", help="our sampler (default exact)")
+    p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--out", default=DEFAULT_OUT)
+    return p.parse_args(argv)
+
+
+def medlda_multitask(num_topics, corpus):
+    return REGISTRY["medlda-multitask"].build(num_topics, corpus=corpus, c=1.0, ell=64.0,
+                                              alpha=1.0, beta=0.01, nu2=1.0)
+
+
+def timed(fn, calls):
+    """(median CPU s, median wall s) of ``calls`` calls of fn, after one untimed call."""
+    fn()
+    cpu, wall = [], []
+    for _ in range(calls):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return float(np.median(cpu)), float(np.median(wall))
+
+
+def parts(corpus, num_topics, args):
+    """CPU and wall seconds of each part of one exact iteration (module docstring, 1)."""
+    model = medlda_multitask(num_topics, corpus)
+    task = model.task_of(corpus)
+    data = model.corpus_data(corpus, task)
+    kernel = GibbsKernel(model, corpus.vocab_size, sampler=args.sampler, task=task)
+    chain = kernel.init(jax.random.PRNGKey(0), 0, None, (data,), {})
+    step = jax.jit(lambda c, d: kernel.sample(c, (d,), {}))
+    for _ in range(args.burnin):
+        chain = step(chain, data)
+    chain = jax.block_until_ready(chain)
+    state, key = chain.state, jax.random.PRNGKey(1)
+    out = {}
+    for block in kernel.sampler.blocks:
+        fn = jax.jit(block)
+        name = block.__name__.removesuffix("_block")
+        out[name] = timed(lambda fn=fn: jax.block_until_ready(fn(key, state, data)), args.calls)
+    monitors = jax.jit(kernel.sampler.monitors)
+    out["monitors"] = timed(lambda: jax.block_until_ready(monitors(state, data)), args.calls)
+    out["kernel step"] = timed(lambda: jax.block_until_ready(step(chain, data)), args.calls)
+    detail = {}
+    if hasattr(state, "topics"):  # the exact sampler: the sweep alone, the log-likelihood
+        psi, rho = model.response.gaussian_form(data.y, state.augmentation)
+        base = [np.array(a, dtype=np.int32) for a in state.topics]
+        words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
+        eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
+
+        def sweep():
+            arrays = [a.copy() for a in base]
+            topics_module._collapsed_sweep(*arrays, words, offsets, eta, psi, rho,
+                                           model.alpha_per_topic, model.beta, 1)
+
+        detail["numba sweep (called directly)"] = timed(sweep, args.calls)
+        log_lik = jax.jit(lambda t: collapsed_log_likelihood(t, model.beta))
+        detail["log-likelihood monitor"] = timed(
+            lambda: jax.block_until_ready(log_lik(state.topics)), args.calls)
+    omega = state.eta @ (np.asarray(state.topics.n_dk if hasattr(state, "topics")
+                                    else state.n_dk, np.float32)
+                         / np.maximum(data.doc_offsets[1:] - data.doc_offsets[:-1], 1)[:, None]).T
+    draw = jax.jit(model.response.draw_augmentation)
+    detail["augmentation draw (response)"] = timed(
+        lambda: jax.block_until_ready(draw(key, data.y, omega, state.augmentation)), args.calls)
+    return out, detail
+
+
+def fit_seconds(corpus, num_topics, args):
+    """Seconds per iteration of fit (module docstring, 2): (CPU, wall)."""
+    model = medlda_multitask(num_topics, corpus)
+    runs = {}
+    # untimed: compiles the step and builds numpyro's MCMC objects of both runs' chunk lengths
+    fit(model, corpus, sampler=args.sampler, num_chains=1, num_iterations=SHORT + args.iterations,
+        num_burnin=SHORT + args.iterations, num_snapshots=0, chunk=SHORT + args.iterations,
+        progress=False)
+    for n in (SHORT, SHORT + args.iterations):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fit(model, corpus, sampler=args.sampler, num_chains=1, num_iterations=n, num_burnin=n,
+            num_snapshots=0, chunk=n, progress=False)
+        runs[n] = (time.process_time() - c0, time.perf_counter() - w0)
+    return tuple((runs[SHORT + args.iterations][i] - runs[SHORT][i]) / args.iterations
+                 for i in range(2))
+
+
+def tomotopy_model(corpus, num_topics, *, alpha=1.0, beta=0.01, nu2=1.0, c=1.0, seed=1):
+    """tomotopy's SLDAModel with one binary response per class on ``corpus`` (multi-class
+    labels), initialised (``train(0)``); no alpha optimisation (ours keeps alpha fixed)."""
+    import tomotopy as tp
+
+    labels = np.asarray(corpus.labels)
+    num_classes = int(labels.max()) + 1
+    mdl = tp.SLDAModel(k=num_topics, vars=["b"] * num_classes, alpha=alpha / num_topics,
+                       eta=beta, mu=[0.0] * num_classes, nu_sq=[nu2] * num_classes,
+                       glm_param=[c] * num_classes, seed=seed)
+    vocab = corpus.vocabulary
+    for d in range(corpus.num_docs):
+        y = np.zeros(num_classes)
+        y[labels[d]] = 1.0
+        mdl.add_doc([vocab[w] for w in corpus.document(d)], y=y.tolist())
+    mdl.optim_interval = 0
+    mdl.train(0, workers=1)
+    if int(mdl.num_words) != int(corpus.num_tokens):
+        raise RuntimeError(f"tomotopy kept {mdl.num_words} of {corpus.num_tokens} tokens")
+    return mdl
+
+
+def tomotopy_seconds(corpus, num_topics, args):
+    """Seconds per iteration of tomotopy (module docstring, 3): (CPU, wall)."""
+    mdl = tomotopy_model(corpus, num_topics)
+    mdl.train(SHORT, workers=1)
+    step0 = mdl.global_step
+    c0, w0 = time.process_time(), time.perf_counter()
+    mdl.train(args.iterations, workers=1)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    assert mdl.global_step - step0 == args.iterations
+    return cpu / args.iterations, wall / args.iterations
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    lines = []
+
+    def log(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    ds = load_dataset("20news")
+    corpus = ds.train
+    log(f"profile_exact_multitask  {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}")
+    log(f"data: 20news train D={corpus.num_docs} N={corpus.num_tokens} V={corpus.vocab_size}")
+    log("model: medlda-multitask (20 one-vs-all hinge tasks, c=1, ell=64), alpha=1/K per topic, "
+        f"beta=0.01, nu2=1; our sampler: {args.sampler}; one chain, one thread")
+    log(f"settings: {args.burnin} iterations before the parts, median of {args.calls} calls; "
+        f"fit and tomotopy: {args.iterations} timed iterations after {SHORT}")
+    log(f"machine: {machine_description()}")
+    log(f"threads: {THREADS}")
+    rows = []
+    for k in args.topics:
+        load = os.getloadavg()[0]
+        p, d = parts(corpus, k, args)
+        f = fit_seconds(corpus, k, args)
+        t = None if args.no_tomotopy else tomotopy_seconds(corpus, k, args)
+        rows.append((k, p, d, f, t, load))
+        log(f"\nK={k} (load average {load:.1f}): CPU s (wall s)")
+        for name, (cpu, wall) in {**p, **{"  " + n: v for n, v in d.items()}}.items():
+            share = f"{cpu / p['kernel step'][0]:6.1%} of the step" if name != "kernel step" \
+                else ""
+            log(f"  {name:<34} {cpu:8.3f} ({wall:8.3f})  {share}")
+        if "  numba sweep (called directly)" in {"  " + n for n in d}:
+            callback = p["topics"][0] - d["numba sweep (called directly)"][0]
+            log(f"  {'  host callback of the sweep':<34} {callback:8.3f}             "
+                f"{callback / p['kernel step'][0]:6.1%} of the step")
+        log(f"  {'fit, s per iteration':<34} {f[0]:8.3f} ({f[1]:8.3f})")
+        if t is not None:
+            log(f"  {'tomotopy SLDA, s per iteration':<34} {t[0]:8.3f} ({t[1]:8.3f})  "
+                f"ours / tomotopy (CPU) {f[0] / t[0]:.2f}")
+
+    log("\nsummary, CPU s per iteration (share of the kernel step)")
+    head = (f"{'K':>4} | {'eta':>13} | {'topics':>13} | {'augment.':>13} | {'monitors':>13} | "
+            f"{'step':>6} | {'fit':>6} | {'tomotopy':>8} | fit/tomotopy")
+    log(head)
+    log("-" * len(head))
+    for k, p, d, f, t, _ in rows:
+        step = p["kernel step"][0]
+        cells = [f"{p[n][0]:6.3f} ({p[n][0] / step:4.0%})"
+                 for n in ("eta", "topics", "augmentation", "monitors")]
+        tomo = f"{t[0]:8.3f} | {f[0] / t[0]:12.2f}" if t else f"{'-':>8} | {'-':>12}"
+        log(f"{k:4d} | " + " | ".join(cells) + f" | {step:6.3f} | {f[0]:6.3f} | {tomo}")
+    with open(args.out, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"wrote {os.path.relpath(args.out)}")
+
+
+if __name__ == "__main__":
+    main()
