@@ -74,20 +74,8 @@ def _data(model) -> CorpusData:
 
 def _exact(case, ignore_labels=False) -> np.ndarray:
     """The oracle's p(Z | W, y) (or p(Z | W) with ``ignore_labels``) of a case."""
-    model, fields = CASES[case]
-    if ignore_labels:
-        fields = {}
-    if hasattr(exact, "Problem"):  # the oracle's problem API (tests/exact.py, main)
-        return exact_posterior(exact.Problem(DOCS, VOCAB, ALPHA, BETA, **fields))
-    # this branch's oracle: exact_posterior(data, model, vocab_size, log_pseudo_likelihood)
-    from dataclasses import replace
-
-    from test_enumeration import _gaussian_integrated_over_s2
-
-    if ignore_labels:
-        model = replace(model, response=None, tasks=())
-    log_pl = _gaussian_integrated_over_s2(2.0, 0.5) if case.startswith("gaussian") else None
-    return exact_posterior(_data(model), model, VOCAB, log_pl)
+    fields = {} if ignore_labels else CASES[case][1]
+    return exact_posterior(exact.Problem(DOCS, VOCAB, ALPHA, BETA, **fields))
 
 
 def _frequencies(model, sampler: str, seed: int = 0) -> np.ndarray:
