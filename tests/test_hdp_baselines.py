@@ -96,7 +96,8 @@ def test_map_block_sets_eta_to_the_map(response):
     else:
         residual = y - 1 / (1 + np.exp(-omega))
     gradient = zbar.T @ residual - eta[occupied] / model.nu2
-    assert np.max(np.abs(gradient)) < 1e-3, gradient
+    # measured 1e-7 .. 3e-7 (eta in float32); a single Newton step (from 0) leaves 1.5e-3
+    assert np.max(np.abs(gradient)) < 1e-5, gradient
     assert np.max(np.abs(eta[occupied])) > 0.1  # not the prior's mode
 
 
