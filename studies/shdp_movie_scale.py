@@ -89,13 +89,14 @@ def one_fit(name, num_topics, fold, data, args) -> dict:
 
 
 def plan(args):
-    """(method, K, fold) in run order: per fold the sHDP family first, then the K grid."""
+    """(method, K, fold) in run order: per fold the sHDP family first, then the K grid of
+    sLDA, then MedLDA's (so that a run cut short has the comparisons that matter most)."""
     for fold in args.folds:
         for name in NONPARAMETRIC:
             yield name, args.topics, fold
         if fold in args.grid_folds:
-            for k in args.grid:
-                for name in PARAMETRIC:
+            for name in PARAMETRIC:
+                for k in args.grid:
                     yield name, k, fold
 
 

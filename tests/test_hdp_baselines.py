@@ -109,3 +109,29 @@ def test_map_needs_a_response_with_a_map():
     from topiczoo.models.shdp import shdp_hinge
     with pytest.raises(ValueError, match="MAP of eta is implemented"):
         replace(shdp_hinge(3), eta_map=True)
+
+
+def test_hdp_glm_with_snapshots_of_different_capacities():
+    """The sHDP's slots grow during a run, so its snapshots may differ in K; the two-step
+    baseline reads the last snapshot only (whose slots are those of the chains' last states):
+    an earlier snapshot with more (empty) slots changes nothing."""
+    from dataclasses import replace
+
+    from topiczoo import fit
+    from topiczoo.baseline import hdp_glm_predict
+    from topiczoo.fit import Snapshot
+    from topiczoo.models.shdp import hdp
+
+    train, test = _corpus(60, 1)[0], _corpus(40, 2)[0]
+    result = fit(hdp(2), train, num_chains=2, num_iterations=4, num_burnin=0, num_snapshots=2,
+                 seed=0, progress=False)
+    first = result.snapshots[0]
+    wide = Snapshot(first.iteration, {
+        name: np.concatenate([a, np.zeros(a.shape[:-1] + (8,), a.dtype)], -1)
+        if np.ndim(a) >= 2 else a for name, a in first.arrays.items()})
+    grown = replace(result, snapshots=[wide, *result.snapshots[1:]])
+    kwargs = dict(ridge=1e-3, num_burnin=2, num_draws=2)
+    expected = hdp_glm_predict(result, train, test, **kwargs)
+    got = hdp_glm_predict(grown, train, test, **kwargs)
+    assert got.scores.shape == (2, 1, 1, 1, test.num_docs)
+    np.testing.assert_array_equal(got.scores, expected.scores)

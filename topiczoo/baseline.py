@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from topiczoo.models.tasks import Task
-from topiczoo.predict import Prediction, held_out_proportions
+from topiczoo.predict import Prediction
 
 
 def lda_svm_predict(result, train, test, *, svm_c: float = 1.0, num_burnin: int = 20,
@@ -46,10 +46,23 @@ def lda_svm_predict(result, train, test, *, svm_c: float = 1.0, num_burnin: int 
 
 
 def _test_zbar(result, test, num_burnin, num_draws, seed):
-    """Each chain's test zbar: the mean over the kept draws of the last snapshot's test chain,
-    [C, D, K] (the last snapshot is the chain's last state)."""
-    return held_out_proportions(result, test, num_burnin=num_burnin, num_draws=num_draws,
-                                seed=seed)[:, -1].mean(1)
+    """Each chain's test zbar [C, D, K]: the mean over the kept draws of the last snapshot's
+    test chain, the draws :func:`held_out_proportions` gives for that snapshot (same seed), but
+    only that snapshot's: a nonparametric model's number of slots K may differ between
+    snapshots (it grows), and the last snapshot is the chain's last state."""
+    if tuple(test.vocabulary) != tuple(result.vocabulary):
+        raise ValueError("the test corpus must be encoded in the training vocabulary; use "
+                         "corpus.restrict_vocabulary(train.vocabulary)")
+    last = len(result.snapshots) - 1
+    if last < 0:
+        raise ValueError("the fit kept no snapshots (num_snapshots=0 or no post-burn-in draws)")
+    out = []
+    for c in range(result.num_chains):
+        host_seed = int(np.random.SeedSequence([seed, result.seed, c, last]).generate_state(1)[0])
+        out.append(result.model.test_proportions(
+            result.snapshots[last].chain(c), test, num_burnin=num_burnin, num_draws=num_draws,
+            lag=1, seed=host_seed).mean(0))
+    return np.asarray(out, np.float32)
 
 
 def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
