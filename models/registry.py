@@ -19,10 +19,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
+from topiczoo.baseline import hdp_glm_predict, lda_svm_predict
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
-from topiczoo.baseline import hdp_glm_predict, lda_svm_predict
 from topiczoo.models.shdp import (hdp, shdp_gaussian, shdp_hinge, shdp_logistic, shdp_map,
                                   shdp_multitask, shdp_regression)
 from topiczoo.models.slda_gaussian import slda_gaussian
