@@ -784,13 +784,13 @@ def global_block(key, state: SHDPState, data, *, learn_alpha: bool = True,
 
 
 @numba.njit(cache=True, nogil=True)
-def _eta_draw(z, doc_offsets, n_k, psi, rho, nu2, seed, eta):
+def _eta_draw(z, doc_offsets, n_k, psi, rho, nu2, seed, eta, noise=True):
     """eta [T, Kcap] (zeroed, then filled on the occupied slots) from its Gaussian conditional.
 
     Per task: P = I / nu2 + sum_d rho_td zbar_d zbar_d^T and b = sum_d psi_td zbar_d over the
     occupied topics in slot order (each document adds to the entries of its own topics, read
     from its tokens), P = L L^T (Cholesky, float64), eta = L^-T (L^-1 b + noise): T K normals,
-    whatever the capacity.
+    whatever the capacity. ``noise=False``: the conditional's mean P^-1 b (no normals drawn).
     """
     np.random.seed(seed)
     num_tasks = eta.shape[0]
@@ -861,8 +861,9 @@ def _eta_draw(z, doc_offsets, n_k, psi, rho, nu2, seed, eta):
             for j in range(r):
                 acc -= prec[r, j] * b[j]
             b[r] = acc / prec[r, r]
-        for r in range(num_topics):
-            b[r] += np.random.standard_normal()
+        if noise:
+            for r in range(num_topics):
+                b[r] += np.random.standard_normal()
         for r in range(num_topics - 1, -1, -1):
             acc = b[r]
             for j in range(r + 1, num_topics):
@@ -899,6 +900,66 @@ def eta_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPState
         vmap_method="expand_dims",
     )
     return state._replace(eta=eta)
+
+
+# Newton steps of the logistic MAP (from the last eta: a warm start; Newton converges
+# quadratically on this strictly concave objective, see tests/test_hdp_baselines.py).
+MAP_NEWTON_STEPS = 10
+
+
+def _map_form(response, y, omega, augmentation):
+    """(psi, rho) [T, D] whose Gaussian-form mean P^-1 b is the next Newton iterate of the MAP
+    of eta given Z (and s2 for the Gaussian response)."""
+    if response.name == "gaussian":  # the form is exact and independent of omega: one step
+        return response.gaussian_form(y, augmentation)
+    # logistic: log-likelihood c (y omega - log(1 + e^omega)), y in {0, 1}; the Newton step
+    # from omega is the mean of the Gaussian form with rho = c s (1 - s), s = sigmoid(omega),
+    # psi = c (y - s) + rho omega (gradient and Hessian of the log-likelihood at omega)
+    s = jax.nn.sigmoid(omega)
+    rho = response.c * s * (1.0 - s)
+    return response.c * (y - s) + rho * omega, rho
+
+
+def map_steps(response) -> int:
+    """Newton steps :func:`eta_map_block` takes for ``response`` (``ValueError`` for a
+    response it has no MAP for: only the Gaussian and the logistic)."""
+    name = getattr(response, "name", None)
+    if name == "gaussian":
+        return 1
+    if name == "logistic":
+        return MAP_NEWTON_STEPS
+    raise ValueError(f"the MAP of eta is implemented for the gaussian and logistic responses, "
+                     f"not {name!r}")
+
+
+def _host_eta_mean(nu2):
+    def one(z, doc_offsets, n_k, psi, rho):
+        eta = np.empty((psi.shape[0], n_k.shape[0]), np.float64)
+        _eta_draw(z, doc_offsets, n_k, np.asarray(psi, np.float64),
+                  np.asarray(rho, np.float64), nu2, 0, eta, False)
+        return (eta.astype(np.float32),)
+
+    return _host_batched(one, 1)
+
+
+def eta_map_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPState:
+    """eta <- its MAP given Z (the sHDP paper's MAP-coefficient variant; not an exact Gibbs
+    step): argmax of N(eta; 0, nu2 I) times the response's likelihood over the occupied
+    topics, 0 on empty slots. Gaussian response: the conditional's mean at the current s2
+    (exact in one solve); logistic: :data:`MAP_NEWTON_STEPS` Newton steps from the current eta,
+    each the mean of a Gaussian form (:func:`_map_form`). ``key`` is unused (deterministic)."""
+    del key
+    shape = (jax.ShapeDtypeStruct(state.eta.shape, jnp.float32),)
+    host = _host_eta_mean(float(nu2))
+
+    def step(_, eta):
+        omega = document_scores(state._replace(eta=eta), data)
+        psi, rho = _map_form(response, data.y, omega, state.augmentation)
+        (eta,) = jax.pure_callback(host, shape, state.z, data.doc_offsets, state.n_k, psi, rho,
+                                   vmap_method="expand_dims")
+        return eta
+
+    return state._replace(eta=jax.lax.fori_loop(0, map_steps(response), step, state.eta))
 
 
 def document_scores(state: SHDPState, data) -> jax.Array:
@@ -1184,6 +1245,7 @@ class SHDPFamily(NamedTuple):
     alpha_prior: tuple = (1.0, 1.0)
     gamma_prior: tuple = (1.0, 1.0)
     init_topics: int = 1
+    eta_map: bool = False  # eta set to its MAP given Z (eta_map_block) instead of drawn
 
     def init(self, key, data) -> SHDPState:
         return init_state(key, data, self.vocab_size, self.capacity, self.response,
@@ -1192,6 +1254,8 @@ class SHDPFamily(NamedTuple):
     @property
     def blocks(self):
         def eta(key, state, data):
+            if self.eta_map:
+                return eta_map_block(key, state, data, self.response, nu2=self.nu2)
             return eta_block(key, state, data, self.response, nu2=self.nu2)
 
         def topics(key, state, data):

@@ -6,8 +6,8 @@ defaults are the model's options), which label kinds it takes, and how it is run
 * ``"gibbs"``: one model fitted by :func:`topiczoo.fit.fit`, scored by
   :func:`topiczoo.predict.predict`;
 * ``"one-vs-all"``: one binary model per class (:func:`topiczoo.ova.one_vs_all`);
-* ``"two-step"``: unsupervised LDA, then a linear SVM on the topic proportions
-  (:func:`topiczoo.baseline.lda_svm`).
+* ``"two-step"``: an unsupervised model, then the entry's ``second_step`` on the topic
+  proportions (``topiczoo.baseline``: LDA + linear SVM, HDP + GLM).
 
 A new model is one entry here and its module in ``models/``: nothing in the fitting, prediction,
 command-line or diagnostics code names a model.
@@ -19,10 +19,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
+from topiczoo.baseline import hdp_glm_predict, lda_svm_predict
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
-from topiczoo.models.shdp import (hdp, shdp_gaussian, shdp_hinge, shdp_logistic,
+from topiczoo.models.shdp import (hdp, shdp_gaussian, shdp_hinge, shdp_logistic, shdp_map,
                                   shdp_multitask, shdp_regression)
 from topiczoo.models.slda_gaussian import slda_gaussian
 from topiczoo.models.unigram_mixture import unigram_mixture
@@ -38,7 +39,8 @@ class ModelEntry:
     name: the ``--model`` name; factory: ``factory(num_topics, **options) -> model``;
     summary: one line for humans; tasks: the label kinds of the data it takes (empty for
     unsupervised models); driver: one of :data:`DRIVERS`; defaults: options whose default
-    differs from the factory's (e.g. the margin of one-vs-all MedLDA).
+    differs from the factory's (e.g. the margin of one-vs-all MedLDA); second_step: for a
+    two-step entry, ``second_step(result, train, test, **predict_kwargs) -> Prediction``.
     """
 
     name: str
@@ -47,10 +49,13 @@ class ModelEntry:
     tasks: tuple = ()
     driver: str = "gibbs"
     defaults: dict = field(default_factory=dict)
+    second_step: Callable | None = None
 
     def __post_init__(self):
         if self.driver not in DRIVERS:
             raise ValueError(f"driver must be one of {DRIVERS}, got {self.driver!r}")
+        if (self.driver == "two-step") != (self.second_step is not None):
+            raise ValueError("a two-step entry, and only one, has a second_step")
 
     def options(self) -> dict:
         """The model's options and their defaults: ``{name: default}`` (keyword arguments of
@@ -85,7 +90,7 @@ REGISTRY = {entry.name: entry for entry in (
     ModelEntry("unigram-mixture", unigram_mixture,
                "mixture of unigrams, one topic per document (unsupervised)"),
     ModelEntry("lda-svm", lda, "LDA, then a linear SVM on topic proportions (two-step baseline)",
-               ("binary",), "two-step"),
+               ("binary",), "two-step", second_step=lda_svm_predict),
     ModelEntry("gslda", gslda, "logistic sLDA with constant c, Polya-Gamma augmentation",
                _BINARY),
     ModelEntry("medlda", medlda, "Gibbs MedLDA, hinge loss with cost c and margin ell", _BINARY),
@@ -112,6 +117,12 @@ REGISTRY = {entry.name: entry for entry in (
     ModelEntry("shdp-hinge", shdp_hinge, "supervised HDP, hinge loss (max margin)", _BINARY),
     ModelEntry("shdp-multitask", shdp_multitask,
                "supervised HDP, one hinge task per class, argmax", ("multiclass",)),
+    ModelEntry("shdp-map", shdp_map,
+               "supervised HDP, Gaussian response, eta set to its MAP given Z (paper's variant)",
+               ("regression",)),
+    ModelEntry("hdp-glm", hdp, "HDP, then ridge / logistic regression on topic proportions "
+               "(two-step baseline)", ("regression", "binary"), "two-step",
+               second_step=hdp_glm_predict),
 )}
 
 

@@ -90,7 +90,9 @@ class SHDPModel:
     start values when ``learn_alpha`` / ``learn_gamma``, with Gamma(1, 1) priors). beta: the
     topics' Dirichlet parameter; nu2: the prior variance of eta; response: a Gaussian-form
     response of ``models.responses`` or None; tasks: the label kinds it takes; num_aux: Neal's
-    m auxiliary topics for a token's new-topic weight.
+    m auxiliary topics for a token's new-topic weight; eta_map: set eta to its MAP given Z
+    every cycle instead of drawing it (the paper's MAP-coefficient variant; Gaussian and
+    logistic responses only; ``kernels.hdp.eta_map_block``).
     """
 
     name: str
@@ -107,6 +109,7 @@ class SHDPModel:
     capacity: int | None = None
     num_classes: int | None = None
     center: bool = False
+    eta_map: bool = False
 
     samplers = ("exact",)
 
@@ -120,6 +123,10 @@ class SHDPModel:
                 raise ValueError(f"{name} must be a positive finite number, got {value!r}")
         if int(self.num_aux) != self.num_aux or self.num_aux < 1:
             raise ValueError(f"num_aux must be an integer >= 1, got {self.num_aux!r}")
+        if self.eta_map:
+            from topiczoo.kernels.hdp import map_steps
+
+            map_steps(self.response)  # ValueError for a response without a MAP here
 
     @property
     def initial_capacity(self) -> int:
@@ -135,6 +142,8 @@ class SHDPModel:
             out.update(nu2=self.nu2, **response_facts(self.response))
         if "regression" in self.tasks:
             out["center"] = self.center
+        if self.eta_map:
+            out["eta_map"] = True
         return out
 
     def task_of(self, corpus):
@@ -205,7 +214,8 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task):
         task = Task(model.tasks[0])
     family = hdp.SHDPFamily(vocab_size, model.initial_capacity, model.response, model.beta,
                             model.nu2, model.num_aux, model.learn_alpha, model.learn_gamma,
-                            model.alpha, model.gamma, init_topics=model.num_topics)
+                            model.alpha, model.gamma, init_topics=model.num_topics,
+                            eta_map=model.eta_map)
     task_monitors = None if task is None else task.train_monitors
 
     def monitors(state, data):
@@ -268,6 +278,26 @@ def shdp_multitask(num_topics: int = 10, num_classes: int | None = None, *, c: f
 
     return SHDPModel("shdp-multitask", num_topics, Hinge(c, ell), ("multiclass",), alpha, gamma,
                      beta, nu2, num_classes=num_classes)
+
+
+def shdp_map(num_topics: int = 10, *, response: str = "gaussian", c: float = 1.0,
+             s2: float = 1.0, learn_s2: bool = True, alpha: float = 1.0, gamma: float = 1.0,
+             beta: float = 0.01, nu2: float = 1.0, center: bool = True) -> SHDPModel:
+    """sHDP with eta set to its MAP given Z every cycle instead of drawn (the sHDP paper's
+    MAP-coefficient variant, section 5). ``response``: ``"gaussian"`` (regression; s2 as in
+    :func:`shdp_gaussian`: the MAP is the conditional mean at the current s2) or
+    ``"logistic"`` (binary or multi-label with constant ``c``: Newton steps on the
+    un-augmented posterior; the Polya-Gamma draw still serves the topic sweep). Not an
+    exact sampler of the sHDP posterior: eta is a function of Z."""
+    from topiczoo.models.responses import Gaussian, Logistic
+
+    if response == "gaussian":
+        return SHDPModel("shdp-map", num_topics, Gaussian(s2, learn_s2), ("regression",), alpha,
+                         gamma, beta, nu2, center=bool(center), eta_map=True)
+    if response == "logistic":
+        return SHDPModel("shdp-map", num_topics, Logistic(c), ("binary", "multilabel"), alpha,
+                         gamma, beta, nu2, eta_map=True)
+    raise ValueError(f"response must be 'gaussian' or 'logistic', got {response!r}")
 
 
 def hdp(num_topics: int = 10, *, alpha: float = 1.0, gamma: float = 1.0,

@@ -46,9 +46,7 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
     tic = time.perf_counter()
     prediction = None
     if entry.driver == "two-step":
-        from topiczoo.baseline import lda_svm_predict
-
-        prediction = lda_svm_predict(result, train, test, **predict_kwargs)
+        prediction = entry.second_step(result, train, test, **predict_kwargs)
     elif result.task is not None:
         prediction = predict(result, test, **predict_kwargs)
     return Run(result, prediction, result.train_seconds, time.perf_counter() - tic,

@@ -1,0 +1,274 @@
+"""movie-scale regression, cross-validated: the supervised HDP against sLDA and MedLDA over K.
+
+The sHDP paper's Figure 2(c) protocol: 5-fold cross-validation on the movie reviews with the
+paper's preprocessing (``load_folds("movie-scale", num_folds=5, seed=0,
+preprocessing="shdp")``), test predictive R^2. Methods, each through the registry and
+``topiczoo.fit_and_predict`` (4 chains by default, strategy ``ma``: the mean over chains,
+snapshots and test draws):
+
+* ``shdp-gaussian``: Gaussian sHDP, s2 ~ IG(1, 0.01) drawn, nu2 = 1, alpha and gamma drawn
+  (Gamma(1, 1)), responses centred, ``--topics`` initial topics;
+* ``shdp-regression``: sHDP with the epsilon-insensitive loss, c = ``--c`` (256: the value
+  tuned for MedLDA regression on this corpus, ``benchmarks/regression_movie_scale.py``),
+  eps = 1e-3;
+* ``hdp-glm``: the paper's two-step baseline: the unsupervised HDP, then ridge regression
+  (penalty by leave-one-out on the training documents) on each chain's training zbar;
+* ``slda-gaussian``: Gaussian sLDA at K in ``--grid``, s2 ~ IG(1, 0.01), alpha = 1, nu2 = 100
+  (the benchmark's tuned values), raw y;
+* ``medlda-regression``: Gibbs MedLDA regression at K in ``--grid``, c = ``--c``, eps = 1e-3.
+
+The machine is small and shared, so the run is sized by ``--iterations``, ``--chains``,
+``--folds`` (the sHDP family) and ``--grid-folds`` (the parametric K grid, a subset of
+``--folds``); the markdown states the sizing. Every finished fit is kept in
+``results/shdp_movie_scale.partial.json`` and a rerun with the same settings resumes from it.
+
+    python studies/shdp_movie_scale.py [--iterations 80] [--folds 0 1 2] [--grid-folds 0]
+
+writes ``studies/results/shdp_movie_scale.{md,json,png}``: the R^2 table (per fold, fold mean)
+and the figure (R^2 against K with the sHDP models as horizontal lines; occupied topics of the
+sHDP chains against iteration). ``--replot`` redraws from the .json.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from _harness import single_thread
+
+single_thread()
+
+import numpy as np  # noqa: E402
+
+from _harness import (command_line, ensure_dir, log, mean_sd, parser, pyplot,  # noqa: E402
+                      restore_args, save_figure, saved_args, write_json, write_outputs)
+from topiczoo import fit_and_predict, load_folds  # noqa: E402
+from topiczoo.models import REGISTRY  # noqa: E402
+
+NONPARAMETRIC = ("shdp-gaussian", "shdp-regression", "hdp-glm")
+PARAMETRIC = ("slda-gaussian", "medlda-regression")
+PLAN_ARGS = ("folds", "grid_folds", "grid")  # which fits run: may change on a resume
+
+
+def options(name, args) -> dict:
+    return {"shdp-gaussian": {},
+            "shdp-regression": {"c": args.c, "eps": 1e-3},
+            "hdp-glm": {},
+            "slda-gaussian": {"learn_s2": True, "a0": 1.0, "b0": 0.01, "alpha": 1.0,
+                              "nu2": 100.0},
+            "medlda-regression": {"c": args.c, "eps": 1e-3, "alpha": 1.0}}[name]
+
+
+def one_fit(name, num_topics, fold, data, args) -> dict:
+    entry = REGISTRY[name]
+    run = fit_and_predict(entry, num_topics, data.train, data.test, options=options(name, args),
+                          progress=False,
+                          fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
+                                          seed=args.seed),
+                          predict_kwargs=dict(num_burnin=args.test_burnin,
+                                              num_draws=args.test_draws, seed=args.seed))
+    metrics = run.prediction.metrics(data.test.labels, "ma")
+    tpi = np.asarray(run.result.sample_stats["time_per_iteration"])[0]
+    later = tpi[tpi != tpi[0]] if np.any(tpi != tpi[0]) else tpi
+    record = {"method": name, "topics": num_topics, "fold": fold,
+              "r2": float(metrics["predictive_r2"]), "mse": float(metrics["mse"]),
+              "r2_by_strategy": {s: float(run.prediction.metrics(data.test.labels, s)
+                                          ["predictive_r2"]) for s in ("sf", "sa", "mf")},
+              "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
+              "seconds_per_iteration": float(np.median(later))}
+    if "num_topics" in run.result.draws:
+        record["num_topics"] = np.asarray(run.result.draws["num_topics"]).tolist()  # [C, S]
+        record["draw_iterations"] = np.asarray(run.result.draw_iterations).tolist()
+    log(f"fold {fold} {name:18s} K={num_topics:3d}  R^2 {record['r2']:.4f}  "
+        f"(sf {record['r2_by_strategy']['sf']:.4f})  train {run.train_seconds:.0f} s  "
+        f"predict {run.predict_seconds:.0f} s" + (
+            f"  occupied at end {[r[-1] for r in record['num_topics']]}"
+            if "num_topics" in record else ""))
+    return record
+
+
+def plan(args):
+    """(method, K, fold) in run order: per fold the sHDP family first, then the K grid of
+    sLDA, then MedLDA's (so that a run cut short has the comparisons that matter most)."""
+    for fold in args.folds:
+        for name in NONPARAMETRIC:
+            yield name, args.topics, fold
+        if fold in args.grid_folds:
+            for name in PARAMETRIC:
+                for k in args.grid:
+                    yield name, k, fold
+
+
+def summary(records, args):
+    """{(method, K): {fold: r2}}"""
+    table = {}
+    for r in records:
+        table.setdefault((r["method"], r["topics"]), {})[r["fold"]] = r["r2"]
+    return table
+
+
+def markdown(records, args, wall) -> str:
+    table = summary(records, args)
+    folds = sorted({r["fold"] for r in records})
+    lines = ["# sHDP on movie-scale: 5-fold predictive R^2 (the sHDP paper's Figure 2c)", "",
+             f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
+             f"Wall time {wall / 60:.1f} min on a 2-core machine shared with other work.", "",
+             f"Sizing (chosen to fit ~45 min): {args.chains} chains x {args.iterations} "
+             f"iterations (half burn-in, 5 snapshots), test chains {args.test_burnin} burn-in + "
+             f"{args.test_draws} kept sweeps, strategy ma, seed {args.seed}. The sHDP family "
+             f"ran on folds {', '.join(map(str, args.folds))} of 5; the parametric K grid on "
+             f"folds {', '.join(map(str, args.grid_folds))} only.", "",
+             "Settings: sHDP initial topics "
+             f"{args.topics}, alpha and gamma drawn (Gamma(1, 1)), beta 0.01, nu2 1; "
+             "Gaussian s2 ~ IG(1, 0.01), responses centred; epsilon-insensitive c = "
+             f"{args.c:g}, eps = 1e-3; hdp-glm ridge penalty by leave-one-out; sLDA s2 ~ "
+             f"IG(1, 0.01), alpha 1, nu2 100, raw y; MedLDA c = {args.c:g}, eps 1e-3, alpha 1.",
+             "", "## Test predictive R^2 (strategy ma)", "",
+             "| method | K | " + " | ".join(f"fold {f}" for f in folds)
+             + " | mean (sd) over its folds | mean over the grid folds |",
+             "|---|---:|" + "---:|" * len(folds) + "---:|---:|"]
+    for (name, k), by_fold in sorted(table.items(), key=lambda kv: (
+            kv[0][0] not in NONPARAMETRIC, kv[0][0], kv[0][1])):
+        cells = [f"{by_fold[f]:.4f}" if f in by_fold else "" for f in folds]
+        m, s = mean_sd(list(by_fold.values()))
+        grid = [by_fold[f] for f in args.grid_folds if f in by_fold]
+        label = f"{k} (initial)" if name in NONPARAMETRIC else str(k)
+        lines.append(f"| {name} | {label} | " + " | ".join(cells)
+                     + f" | {m:.4f} ({s:.4f}) | " + (f"{np.mean(grid):.4f}" if grid else "")
+                     + " |")
+    lines += ["", "## Done-when targets (as measured)", ""]
+    lines += targets(table, args)
+    lines += ["", "## Occupied topics (sHDP chains)", ""]
+    for r in records:
+        if "num_topics" in r:
+            nt = np.asarray(r["num_topics"])
+            lines.append(f"- fold {r['fold']} {r['method']}: at iteration "
+                         f"{r['draw_iterations'][-1]} {nt[:, -1].tolist()} (chains), "
+                         f"at iteration {r['draw_iterations'][len(r['draw_iterations']) // 2]}"
+                         f" {nt[:, nt.shape[1] // 2].tolist()}")
+    lines += ["", "## Time", "",
+              f"| method | K | fold | train s | s / iteration ({args.chains} chains) | predict s |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for r in records:
+        lines.append(f"| {r['method']} | {r['topics']} | {r['fold']} | "
+                     f"{r['train_seconds']:.0f} | {r['seconds_per_iteration']:.2f} | "
+                     f"{r['predict_seconds']:.0f} |")
+    lines += ["", "![R^2 against K; occupied topics](shdp_movie_scale.png)", ""]
+    return "\n".join(lines)
+
+
+def targets(table, args) -> list:
+    out = []
+    grid = list(args.grid_folds)
+
+    def mean_on(name, k, folds):
+        vals = [table.get((name, k), {}).get(f) for f in folds]
+        return None if any(v is None for v in vals) else float(np.mean(vals))
+
+    shdp = mean_on("shdp-gaussian", args.topics, grid)
+    slda = {k: mean_on("slda-gaussian", k, grid) for k in args.grid}
+    slda = {k: v for k, v in slda.items() if v is not None}
+    if shdp is not None and slda:
+        best = max(slda, key=slda.get)
+        out.append(f"- Gaussian sHDP R^2 {shdp:.4f} vs the best Gaussian sLDA over K (K = {best}: "
+                   f"{slda[best]:.4f}) on the same folds ({', '.join(map(str, grid))}): "
+                   + ("**met**" if shdp >= slda[best] else "**not met**") + ".")
+    eps_folds = sorted(table.get(("shdp-regression", args.topics), {}))
+    if eps_folds:
+        eps = mean_on("shdp-regression", args.topics, eps_folds)
+        out.append(f"- epsilon-insensitive sHDP R^2 {eps:.4f} (mean over folds "
+                   f"{', '.join(map(str, eps_folds))}) >= 0.50: "
+                   + ("**met**" if eps >= 0.5 else "**not met**") + ".")
+    return out
+
+
+def figure(records, args, path):
+    plt = pyplot()
+    table = summary(records, args)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    grid = list(args.grid_folds)
+    for i, name in enumerate(PARAMETRIC):
+        ks = [k for k in args.grid if all(f in table.get((name, k), {}) for f in grid)]
+        if ks:
+            ax.plot(ks, [np.mean([table[(name, k)][f] for f in grid]) for k in ks], "o-",
+                    color=f"C{i}", label=name)
+    for i, name in enumerate(NONPARAMETRIC):
+        by_fold = table.get((name, args.topics), {})
+        vals = [by_fold[f] for f in grid if f in by_fold]
+        if vals:
+            ax.axhline(np.mean(vals), color=f"C{i + 2}", linestyle="--", label=name)
+    ax.set_xlabel("K (parametric models)")
+    ax.set_ylabel("test predictive R^2 (ma)")
+    ax.set_title(f"movie-scale, mean over fold(s) {', '.join(map(str, grid))}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    styles = {"shdp-gaussian": "-", "shdp-regression": "--", "hdp-glm": ":"}
+    for r in records:
+        if "num_topics" in r and r["fold"] == args.folds[0]:
+            nt = np.asarray(r["num_topics"])
+            for c in range(nt.shape[0]):
+                ax2.plot(r["draw_iterations"], nt[c], styles[r["method"]], color=f"C{c}",
+                         linewidth=1, label=f"{r['method']}" if c == 0 else None)
+    ax2.set_xlabel("iteration")
+    ax2.set_ylabel("occupied topics")
+    ax2.set_title(f"occupied topics, fold {args.folds[0]} (colour: chain)")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize="small")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def main():
+    p = parser(__doc__, topics=10, test_burnin=10, test_draws=5, replot=True)
+    p.add_argument("--grid", type=int, nargs="+", default=[10, 20, 30, 40, 50],
+                   help="K grid of the parametric models (--topics: the sHDP's initial K)")
+    p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--grid-folds", type=int, nargs="+", default=[0])
+    p.add_argument("--c", type=float, default=256.0)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    stem = Path(args.out) / "shdp_movie_scale"
+    if args.replot:
+        saved = json.loads(stem.with_suffix(".json").read_text())
+        restore_args(args, saved)
+        args.command = saved["command"]
+        write_outputs(stem, markdown(saved["records"], args, saved["wall_seconds"]),
+                      lambda path: figure(saved["records"], args, path))
+        return
+    if not set(args.grid_folds) <= set(args.folds):
+        p.error("--grid-folds must be a subset of --folds")
+    ensure_dir(args.out)
+    partial = stem.with_suffix(".partial.json")
+    settings = saved_args(args)
+    done = {"settings": settings, "records": [], "wall_seconds": 0.0}
+    if partial.exists():
+        old = json.loads(partial.read_text())
+        # which fits to run may change between invocations; how each is run may not
+        if {k: v for k, v in old["settings"].items() if k not in PLAN_ARGS} == {
+                k: v for k, v in settings.items() if k not in PLAN_ARGS}:
+            done = dict(old, settings=settings)
+            log(f"resuming: {len(done['records'])} fits done")
+    tic = time.perf_counter()
+    folds = load_folds("movie-scale", num_folds=5, seed=0, data_dir=args.data_dir,
+                       preprocessing="shdp")
+    have = {(r["method"], r["topics"], r["fold"]) for r in done["records"]}
+    for name, k, fold in plan(args):
+        if (name, k, fold) in have:
+            continue
+        done["records"].append(one_fit(name, k, fold, folds[fold], args))
+        done["wall_seconds"] += time.perf_counter() - tic
+        tic = time.perf_counter()
+        write_json(partial, done)
+    wall = done["wall_seconds"] + time.perf_counter() - tic
+    write_json(stem.with_suffix(".json"), {"command": command_line(__file__),
+                                           "args": settings, "wall_seconds": wall,
+                                           "records": done["records"]})
+    partial.unlink()
+    write_outputs(stem, markdown(done["records"], args, wall),
+                  lambda path: figure(done["records"], args, path))
+
+
+if __name__ == "__main__":
+    main()
