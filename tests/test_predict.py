@@ -296,3 +296,17 @@ def test_predict_pairs_each_test_draw_with_its_own_proportions():
         ka = A_TOPIC[c][i]
         assert pred.zbar[c, i, j, 0, ka] >= 0.25 and pred.zbar[c, i, j, 1, 1 - ka] >= 1 / 3
     assert np.ptp(pred.zbar[..., 0, 0]) > 0  # the test draws do differ
+
+
+def test_proportions_of_snapshots_with_different_numbers_of_topics_are_padded():
+    """The sHDP's capacity grows: snapshots of one fit can have different K."""
+    from topiczoo.predict import _stack_proportions
+
+    a = np.full((2, 3, 2), 0.5, np.float32)  # [J, D, K=2]
+    b = np.full((2, 3, 4), 0.25, np.float32)  # K=4
+    out = _stack_proportions([a, b, b, a], 2, 2)
+    assert out.shape == (2, 2, 2, 3, 4)
+    np.testing.assert_array_equal(out[0, 0, ..., :2], a)
+    np.testing.assert_array_equal(out[0, 0, ..., 2:], 0.0)
+    np.testing.assert_array_equal(out[0, 1], b)
+    np.testing.assert_allclose(out.sum(-1), 1.0)

@@ -184,12 +184,21 @@ def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int
 
     The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``); documents with
     no tokens get the prior's proportions (and a warning).
-    Returns float32 [C, I, J, D, K].
+    Returns float32 [C, I, J, D, K] (K the largest over snapshots, zeros where a snapshot has
+    fewer topics).
     """
     zbar = [z for *_, z in _test_chains(result, corpus, num_burnin=num_burnin,
                                         num_draws=num_draws, lag=lag, seed=seed)]
-    return np.asarray(zbar, np.float32).reshape(
-        (result.num_chains, len(result.snapshots)) + zbar[0].shape)
+    return _stack_proportions(zbar, result.num_chains, len(result.snapshots))
+
+
+def _stack_proportions(zbar: list, num_chains: int, num_snapshots: int) -> np.ndarray:
+    """[C, I, J, D, K] from the (chain, snapshot) list of [J, D, K_ci] draws. A family whose
+    number of topics differs between snapshots (the sHDP's grows) is padded with zeros to the
+    largest K: the topics a snapshot does not have get no share."""
+    width = max(z.shape[-1] for z in zbar)
+    padded = [np.pad(z, [(0, 0)] * (z.ndim - 1) + [(0, width - z.shape[-1])]) for z in zbar]
+    return np.asarray(padded, np.float32).reshape((num_chains, num_snapshots) + padded[0].shape)
 
 
 def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: int = 1,
@@ -214,5 +223,5 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
             kept.append(zbar)
     shape = (result.num_chains, len(result.snapshots))
     scores = np.asarray(scores, np.float32).reshape(shape + scores[0].shape)
-    zbar = np.asarray(kept, np.float32).reshape(shape + kept[0].shape) if keep_zbar else None
+    zbar = _stack_proportions(kept, *shape) if keep_zbar else None
     return Prediction(scores, result.task, result.model.response, zbar)
