@@ -23,14 +23,22 @@ with the sampler as static argument), so many runs of one model reuse one execut
 
 from __future__ import annotations
 
+import sys
 from functools import partial
 from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro.infer.initialization  # noqa: F401  arviz_base.from_numpyro reads it as an attribute
+import numpyro.infer
+import numpyro.infer.initialization
 from numpyro.infer.mcmc import MCMCKernel
+
+# arviz_base.from_numpyro reads ``numpyro.infer.initialization`` as an attribute of the package.
+# Importing arviz before numpyro leaves the submodule in sys.modules but not as that attribute
+# (a later ``import numpyro.infer.initialization`` then does not set it), so set it here.
+if not hasattr(numpyro.infer, "initialization"):
+    numpyro.infer.initialization = sys.modules["numpyro.infer.initialization"]
 
 
 class CorpusData(NamedTuple):
