@@ -236,7 +236,7 @@ def test_cli_fit_with_the_light_sampler_records_it(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_interrupted_light_fit_resumes_to_the_same_draws(tmp_path):
-    from exact import small_corpus
+    from chains import small_corpus
     from topiczoo.fit import fit
 
     corpus, model = small_corpus(), gslda(3, c=2.0)
