@@ -118,6 +118,7 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
       num_replicates: R prior draws; num_draws: L posterior draws per replicate, every
         ``thinning``-th iteration after ``num_burnin`` iterations from the sampler's start.
       seed: determines the prior draws, the chains and the tie-breaking of ranks.
+      sampler: the sampler to calibrate, by name (``"exact"``, ``"light"``, with options).
       kernel_model: run this model's sampler instead of ``model``'s on the simulated data (a
         mutant, to see the calibration fail); default ``model``.
     Returns an :class:`SBCResult`; ``result.chi_square()`` tests the ranks' uniformity and
@@ -169,7 +170,8 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
         def draw(chain, _):
             chain, _ = jax.lax.scan(step, chain, None, length=thinning)
             state = chain.state
-            values = _statistics(state.topics.z, topic_proportions(state.topics.n_dk),
+            topics = getattr(state, "topics", state)  # exact: z, n_dk in ``topics``; light: flat
+            values = _statistics(topics.z, topic_proportions(topics.n_dk),
                                  state.eta if supervised else None, data_r.y,
                                  state.augmentation[0, 0] if s2 is not None else None,
                                  num_topics)
