@@ -1,12 +1,15 @@
 """Geweke's joint-distribution test for the generative models (LDA; logistic sLDA at c = 1).
 
 Marginal-conditional simulator: independent draws of (Z, W, eta, y) from the model's numpyro
-declaration. Successive-conditional simulator: from one such draw, alternate the Gibbs
+declaration. Successive-conditional simulator: from such a draw, alternate the Gibbs
 kernel's cycle (Z, eta, augmentation | W, y) with fresh draws of the data given the latents
 (W | Z with Phi drawn from its prior and discarded, which is exact for p(W | Z); y | Z, eta from
 the Bernoulli likelihood, or from N(omega, s2) with the chain's current s2 for Gaussian sLDA;
-the Polya-Gamma variable is independent of y given omega, so it stays). Both simulators sample the same joint distribution iff the kernel is right: the means
-of test functions must agree within the Monte Carlo error (batch means for the chain).
+the Polya-Gamma variable is independent of y given omega, so it stays). Both simulators sample
+the same joint distribution iff the kernel is right: the means of test functions must agree
+within the Monte Carlo error. The successive-conditional simulator runs many short independent
+chains, each started from its own draw of the joint (a right kernel keeps every state a draw of
+the joint, so no burn-in is needed, and the chains' means are independent batches).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ pytestmark = pytest.mark.slow  # statistical: long chains
 DOC_LENGTHS = [5, 4, 6, 5]
 VOCAB = 5
 NUM_PRIOR = 20_000
-NUM_STEPS = 20_000
+NUM_CHAINS = 500  # independent successive-conditional chains, each from a joint draw
+NUM_STEPS = 40  # steps per chain: 20,000 states in all
 Z_LIMIT = 4.0  # |z| of every test function; about 1e-4 two-sided per function by chance
 
 
@@ -99,30 +103,42 @@ def _prior_draws(model, seed):
 
 
 def _successive_draws(model, kernel_model, seed):
-    """Successive-conditional chain; ``kernel_model`` may differ from ``model`` (mutants)."""
+    """Successive-conditional chains; ``kernel_model`` may differ from ``model`` (mutants).
+
+    ``NUM_CHAINS`` chains of ``NUM_STEPS`` steps, each started from its own draw of the joint
+    (so every state of a right kernel is a draw of the joint: no burn-in), run vectorized: the
+    kernel's host sweeps loop over the chains in one call per step. Returns each test function
+    as a ``[NUM_STEPS, NUM_CHAINS]`` array.
+    """
     doc_ids, offsets = _structure()
     num_docs = len(DOC_LENGTHS)
-    key = jax.random.PRNGKey(seed)
-    key, init_key = jax.random.split(key)
-    start = Predictive(model.declaration, num_samples=1)(init_key, **_declaration_args(model))
-    z0, w0 = start["z"][0], start["w"][0].astype(jnp.int32)
+    key, init_key = jax.random.split(jax.random.PRNGKey(seed))
+    start = Predictive(model.declaration, num_samples=NUM_CHAINS)(init_key,
+                                                                   **_declaration_args(model))
+    z0, w0 = start["z"], start["w"].astype(jnp.int32)
     supervised = model.response is not None
-    y0 = (start["y"][0].astype(jnp.float32) if supervised
-          else jnp.zeros((0, num_docs), jnp.float32))
-    eta0 = start["eta"][0] if supervised else jnp.zeros((0, model.num_topics), jnp.float32)
-    kernel = GibbsKernel(kernel_model, VOCAB)
-    data0 = CorpusData(w0, doc_ids, offsets, y0)
-    topics0 = counts_from_assignments(z0, w0, doc_ids, num_docs, model.num_topics, VOCAB)
+    if supervised:
+        y0, eta0 = start["y"].astype(jnp.float32), start["eta"]
+    else:
+        y0 = jnp.zeros((NUM_CHAINS, 0, num_docs), jnp.float32)
+        eta0 = jnp.zeros((NUM_CHAINS, 0, model.num_topics), jnp.float32)
     if supervised and "s2" in start:  # the prior draw of the noise variance, per task
-        aug0 = jnp.broadcast_to(start["s2"][0], y0.shape).astype(jnp.float32)
+        aug0 = jnp.broadcast_to(start["s2"].reshape(NUM_CHAINS, -1, 1), y0.shape).astype(jnp.float32)
     else:
         aug0 = jnp.ones_like(y0)
-    family_state = ParametricState(topics0, eta0, aug0)
-    chain0 = ChainState(family_state, kernel.sampler.monitors(family_state, data0),
-                        jnp.zeros((), jnp.int32), key)
+    kernel = GibbsKernel(kernel_model, VOCAB)
+    counts = jax.vmap(lambda z, w: counts_from_assignments(z, w, doc_ids, num_docs,
+                                                           model.num_topics, VOCAB))
 
-    def step(carry, step_key):
-        chain, data = carry
+    def start_chain(topics, eta, aug, words, y):
+        state = ParametricState(topics, eta, aug)
+        data = CorpusData(words, doc_ids, offsets, y)
+        return ChainState(state, kernel.sampler.monitors(state, data),
+                          jnp.zeros((), jnp.int32), key), data
+
+    chain0, data0 = jax.vmap(start_chain)(counts(z0, w0), eta0, aug0, w0, y0)
+
+    def one_step(chain, data, step_key):
         k_kernel, k_phi, k_w, k_y = jax.random.split(step_key, 4)
         chain = kernel.sample(chain._replace(rng_key=k_kernel), (data,), {})
         state = chain.state
@@ -130,31 +146,33 @@ def _successive_draws(model, kernel_model, seed):
         phi = jax.random.dirichlet(k_phi, jnp.full((model.num_topics, VOCAB), model.beta))
         words = jax.random.categorical(k_w, jnp.log(phi[z])).astype(jnp.int32)
         zbar = topic_proportions(state.topics.n_dk)
-        if supervised:
-            y = _draw_y(model.response, k_y, state.eta @ zbar.T, state.augmentation)
-        else:
-            y = data.y
+        y = (_draw_y(model.response, k_y, state.eta @ zbar.T, state.augmentation)
+             if supervised else data.y)
         topics = counts_from_assignments(z, words, doc_ids, num_docs, model.num_topics, VOCAB)
         chain = chain._replace(state=state._replace(topics=topics))
-        data = data._replace(words=words, y=y)
         g = _test_functions(z, words, zbar, state.eta if supervised else None,
                             y if supervised else None,
                             state.augmentation if supervised else None)
-        return (chain, data), g
+        return (chain, data._replace(words=words, y=y)), g
+
+    def step(carry, step_key):
+        keys = jax.random.split(step_key, NUM_CHAINS)
+        return jax.vmap(one_step)(*carry, keys)
 
     keys = jax.random.split(key, NUM_STEPS)
-    _, g = jax.jit(lambda s, d, k: jax.lax.scan(step, (s, d), k))(chain0, data0, keys)
+    _, g = jax.jit(lambda c, d, k: jax.lax.scan(step, (c, d), k))(chain0, data0, keys)
     return g
 
 
-def _z_scores(prior, chain, num_batches=50):
+def _z_scores(prior, chains):
+    """z of (prior mean - chains' mean); the chains are independent, so their means are the
+    batches of the chains' standard error."""
     scores = {}
     for name in prior:
         a = np.asarray(prior[name], np.float64)
-        b = np.asarray(chain[name], np.float64)
-        batch_means = b[: len(b) // num_batches * num_batches].reshape(num_batches, -1).mean(1)
-        se2 = a.var() / len(a) + batch_means.var(ddof=1) / num_batches
-        scores[name] = (a.mean() - b.mean()) / np.sqrt(se2)
+        chain_means = np.asarray(chains[name], np.float64).mean(0)
+        se2 = a.var() / len(a) + chain_means.var(ddof=1) / len(chain_means)
+        scores[name] = (a.mean() - chain_means.mean()) / np.sqrt(se2)
     return scores
 
 
