@@ -78,13 +78,17 @@ def markdown(records, args, wall, command) -> str:
         occupied = "; ".join(str(r["num_topics_last"]) for r in rs if "num_topics_last" in r)
         lines.append(f"| {name} | " + " | ".join(cells)
                      + f" | {np.mean([r['train_seconds'] for r in rs]):.0f} | {occupied} |")
-    lines += ["", "(mean over seeds, sd in brackets when more than one)", "",
-              "Target (issue 10): sHDP logistic and hinge accuracy >= 0.80 at ma: "]
-    for name in ("shdp-logistic", "shdp-hinge"):
-        rs = [r["accuracy"]["ma"] for r in records if r["method"] == name]
-        if rs:
-            lines[-1] += (f"{name} {np.mean(rs):.4f} "
-                          + ("(met)" if np.mean(rs) >= 0.8 else "(not met)") + "; ")
+    lines += ["", "(mean over seeds, sd in brackets when more than one)", ""]
+    if args.data == "20news-binary":  # the issue's figure is for 20news-binary only
+        lines.append("Target (issue 10): sHDP logistic and hinge accuracy >= 0.80 at ma: ")
+        for name in ("shdp-logistic", "shdp-hinge"):
+            rs = [r["accuracy"]["ma"] for r in records if r["method"] == name]
+            if rs:
+                lines[-1] += (f"{name} {np.mean(rs):.4f} "
+                              + ("(met)" if np.mean(rs) >= 0.8 else "(not met)") + "; ")
+    else:
+        lines.append("Issue 10 sets no accuracy figure for this corpus: it asks for the sHDP "
+                     "against gSLDA and MedLDA.")
     lines += [""]
     return "\n".join(lines)
 
