@@ -37,8 +37,9 @@ def test_fit_writes_summary_tree_and_plot(tmp_path, capsys, model, extra, metric
     # the report shows the metrics of the run's own task (not a binary sign rule)
     from topiczoo.diagnostics import diagnose
 
-    assert f"test {metric.removeprefix('test_')}:" in diagnose(out)
-    assert f"ma {summary[metric]:.4f}" in diagnose(out)
+    report = diagnose(out)
+    assert f"test {metric.removeprefix('test_')}:" in report
+    assert f"ma {summary[metric]:.4f}" in report
 
 
 @pytest.mark.slow
