@@ -227,6 +227,9 @@ class Gaussian(_Regressor):
 
     ``learn_s2=False``: s2 fixed at ``s2``. ``learn_s2=True``: s2 ~ InverseGamma(a0, b0) a
     priori and drawn from its conditional every sweep (per task); ``s2`` is its start value.
+    ``relative=True``: ``s2`` is a multiple of the variance of the responses the model fits
+    (per task, over the training documents, after any centring): the noise variance (fixed, or
+    the start value) is ``s2 * var(y_t)``, so the setting means the same on any rating scale.
     The state keeps s2 broadcast over documents ([T, D]) as the augmentation.
     """
 
@@ -234,14 +237,36 @@ class Gaussian(_Regressor):
     learn_s2: bool = False
     a0: float = 1.0
     b0: float = 0.01
+    relative: bool = False
     name = "gaussian"
 
     def __post_init__(self):
         for name in ("s2", "a0", "b0"):
             object.__setattr__(self, name, _check_positive(name, getattr(self, name)))
         object.__setattr__(self, "learn_s2", bool(self.learn_s2))
+        object.__setattr__(self, "relative", bool(self.relative))
+
+    def encode(self, y) -> np.ndarray:
+        """Real responses [D] or [T, D] -> float32 [T, D] (a relative s2 needs them to vary)."""
+        y = _as_tasks(y)
+        if self.relative and y.shape[-1] and np.any(np.var(y, axis=-1) <= 0):
+            raise ValueError("a relative s2 (a multiple of the responses' variance) needs "
+                             "responses that vary; give an absolute s2")
+        return y
+
+    def noise_variance(self, y):
+        """The fixed (or start) s2 for responses ``y`` [T, D]: ``s2`` itself, or ``s2 *
+        var(y_t)`` [T, 1] when ``relative`` (a float when not)."""
+        if not self.relative:
+            return self.s2
+        if y is None:
+            raise ValueError("a relative s2 (a multiple of the responses' variance) needs "
+                             "observed responses y")
+        return self.s2 * jnp.var(jnp.asarray(y, jnp.float32), axis=-1, keepdims=True)
 
     def init_augmentation(self, y):
+        if self.relative:
+            return jnp.broadcast_to(self.noise_variance(y), y.shape).astype(y.dtype)
         return jnp.full_like(y, self.s2)
 
     def draw_augmentation(self, key, y, omega, augmentation):
@@ -257,16 +282,18 @@ class Gaussian(_Regressor):
         return y / augmentation, 1.0 / augmentation
 
     def log_pseudo_likelihood(self, y, omega, s2=None):
-        """log N(y; omega, s2) per (task, document) at the fixed or start s2."""
-        s2 = self.s2 if s2 is None else s2
+        """log N(y; omega, s2) per (task, document) at the fixed or start s2
+        (:meth:`noise_variance` of ``y``) unless ``s2`` is given."""
+        s2 = self.noise_variance(y) if s2 is None else s2
         return -0.5 * ((y - omega) ** 2 / s2 + jnp.log(2 * jnp.pi * s2))
 
     def declare(self, omega, y):
         """numpyro statements: s2 (when learned) and the Gaussian likelihood of y."""
-        s2 = self.s2
         if self.learn_s2:
             with numpyro.plate("noise_tasks", omega.shape[0], dim=-2):
                 s2 = numpyro.sample("s2", dist.InverseGamma(self.a0, self.b0))
+        else:
+            s2 = self.noise_variance(y)
         return numpyro.sample("y", dist.Normal(omega, jnp.sqrt(s2)), obs=y)
 
 

@@ -6,7 +6,8 @@ for the sHDP (upper half) and Gibbs-sampled sLDA with 40 topics (lower half) on 
 regression data, 4 chains "with different starting values"; the sHDP's factors fall towards 1,
 sLDA's stay "significantly higher". This study draws both for topiczoo's samplers:
 
-* Gaussian sHDP: ``shdp_gaussian(10)`` (10 initial topics), s2 ~ IG(1, 0.01) drawn, alpha and
+* Gaussian sHDP: ``shdp_gaussian(10, s2=1, learn_s2=True)`` (10 initial topics), s2 ~ IG(1, 0.01)
+  drawn (asked for: the default is now a fixed s2, models.shdp.shdp_gaussian), alpha and
   gamma drawn (Gamma(1, 1)), beta 0.01, nu2 1, responses *not* centred (as sLDA's, so the
   residual norm means the same in both);
 * Gaussian sLDA: ``slda_gaussian(40, learn_s2=True, a0=1, b0=0.01, alpha=1, beta=0.01, nu2=1)``,
@@ -112,7 +113,7 @@ def run(train, args, which) -> dict:
                   num_snapshots=0, chunk=100, seed=args.seed, progress=False)
     if which == "shdp":
         # capacity 128 (the starts hold 40 topics); fit doubles it if a birth needs more
-        model = replace(shdp_gaussian(10, center=False), capacity=128)
+        model = replace(shdp_gaussian(10, s2=1.0, learn_s2=True, center=False), capacity=128)
         start = shdp_overdispersed_result(model, train, kwargs, 40)
     else:
         model = slda_gaussian(40, learn_s2=True, a0=1.0, b0=0.01, alpha=1.0, beta=0.01, nu2=1.0)

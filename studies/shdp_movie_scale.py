@@ -6,21 +6,26 @@ preprocessing="shdp")``), test predictive R^2. Methods, each through the registr
 ``topiczoo.fit_and_predict`` (4 chains by default, strategy ``ma``: the mean over chains,
 snapshots and test draws):
 
-* ``shdp-gaussian``: Gaussian sHDP, s2 ~ IG(1, 0.01) drawn, nu2 = 1, alpha and gamma drawn
-  (Gamma(1, 1)), responses centred, ``--topics`` initial topics;
-* ``shdp-regression``: sHDP with the epsilon-insensitive loss, c = ``--c`` (256: the value
-  tuned for MedLDA regression on this corpus, ``benchmarks/regression_movie_scale.py``),
-  eps = 1e-3;
+* ``shdp-gaussian``: Gaussian sHDP with the registry's defaults: s2 fixed at a quarter of the
+  training responses' variance, nu2 = 1, alpha and gamma drawn (Gamma(1, 1)), responses
+  centred, ``--topics`` initial topics;
+* ``shdp-regression``: sHDP with the epsilon-insensitive loss, c = ``--shdp-c`` (chosen on a
+  validation split of fold 0's training documents, ``shdp_movie_scale_diagnose.py``),
+  eps = 1e-3, responses centred;
 * ``hdp-glm``: the paper's two-step baseline: the unsupervised HDP, then ridge regression
   (penalty by leave-one-out on the training documents) on each chain's training zbar;
-* ``slda-gaussian``: Gaussian sLDA at K in ``--grid``, s2 ~ IG(1, 0.01), alpha = 1, nu2 = 100
-  (the benchmark's tuned values), raw y;
-* ``medlda-regression``: Gibbs MedLDA regression at K in ``--grid``, c = ``--c``, eps = 1e-3.
+* ``slda-gaussian``: Gaussian sLDA at K in ``--grid`` with the sHDP's response: s2 fixed at a
+  quarter of the fold's training-response variance, alpha = 1, nu2 = 100, responses centred;
+* ``slda-gaussian-s2-drawn``: the same with s2 ~ IG(1, 0.01) drawn from a start of 1 (the
+  earlier study's setting, the regression benchmark's tuning), ``--slda-drawn`` only;
+* ``medlda-regression``: Gibbs MedLDA regression at K in ``--grid``, c = ``--c`` (256: tuned
+  for MedLDA on this corpus, ``benchmarks/regression_movie_scale.py``), eps = 1e-3.
 
 The machine is small and shared, so the run is sized by ``--iterations``, ``--chains``,
 ``--folds`` (the sHDP family) and ``--grid-folds`` (the parametric K grid, a subset of
 ``--folds``); the markdown states the sizing. Every finished fit is kept in
-``results/shdp_movie_scale.partial.json`` and a rerun with the same settings resumes from it.
+``results/shdp_movie_scale.partial.json`` and a rerun with the same settings resumes from it
+(or from the finished .json: a rerun with more folds or ``--slda-drawn`` adds those fits).
 
     python studies/shdp_movie_scale.py [--iterations 80] [--folds 0 1 2] [--grid-folds 0]
 
@@ -32,6 +37,7 @@ sHDP chains against iteration). ``--replot`` redraws from the .json.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -45,24 +51,33 @@ from _harness import (command_line, ensure_dir, log, mean_sd, parser, pyplot,  #
                       restore_args, save_figure, saved_args, write_json, write_outputs)
 from topiczoo import fit_and_predict, load_folds  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
+from topiczoo.models.shdp import S2_FRACTION  # noqa: E402
 
 NONPARAMETRIC = ("shdp-gaussian", "shdp-regression", "hdp-glm")
-PARAMETRIC = ("slda-gaussian", "medlda-regression")
-PLAN_ARGS = ("folds", "grid_folds", "grid")  # which fits run: may change on a resume
+PARAMETRIC = ("slda-gaussian", "medlda-regression", "slda-gaussian-s2-drawn")
+GAUSSIAN_SLDA = ("slda-gaussian", "slda-gaussian-s2-drawn")
+PLAN_ARGS = ("folds", "grid_folds", "grid", "slda_drawn")  # may change on a resume
 
 
-def options(name, args) -> dict:
-    return {"shdp-gaussian": {},
-            "shdp-regression": {"c": args.c, "eps": 1e-3},
-            "hdp-glm": {},
-            "slda-gaussian": {"learn_s2": True, "a0": 1.0, "b0": 0.01, "alpha": 1.0,
-                              "nu2": 100.0},
-            "medlda-regression": {"c": args.c, "eps": 1e-3, "alpha": 1.0}}[name]
+def options(name, args, train) -> tuple:
+    """(registry entry, options) of a method; ``train``: the fold's training corpus."""
+    # the sHDP's default s2 (models.shdp.S2_FRACTION of the training variance), for sLDA
+    s2 = S2_FRACTION * float(np.var(train.labels))
+    return {"shdp-gaussian": ("shdp-gaussian", {}),
+            "shdp-regression": ("shdp-regression", {"c": args.shdp_c, "eps": 1e-3}),
+            "hdp-glm": ("hdp-glm", {}),
+            "slda-gaussian": ("slda-gaussian", {"learn_s2": False, "s2": s2, "alpha": 1.0,
+                                                "nu2": 100.0}),
+            "slda-gaussian-s2-drawn": ("slda-gaussian", {"learn_s2": True, "a0": 1.0,
+                                                         "b0": 0.01, "alpha": 1.0,
+                                                         "nu2": 100.0}),
+            "medlda-regression": ("medlda-regression", {"c": args.c, "eps": 1e-3,
+                                                        "alpha": 1.0})}[name]
 
 
 def one_fit(name, num_topics, fold, data, args) -> dict:
-    entry = REGISTRY[name]
-    run = fit_and_predict(entry, num_topics, data.train, data.test, options=options(name, args),
+    entry, opts = options(name, args, data.train)
+    run = fit_and_predict(REGISTRY[entry], num_topics, data.train, data.test, options=opts,
                           progress=False,
                           fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
                                           seed=args.seed),
@@ -71,12 +86,13 @@ def one_fit(name, num_topics, fold, data, args) -> dict:
     metrics = run.prediction.metrics(data.test.labels, "ma")
     tpi = np.asarray(run.result.sample_stats["time_per_iteration"])[0]
     later = tpi[tpi != tpi[0]] if np.any(tpi != tpi[0]) else tpi
-    record = {"method": name, "topics": num_topics, "fold": fold,
+    record = {"method": name, "topics": num_topics, "fold": fold, "options": opts,
               "r2": float(metrics["predictive_r2"]), "mse": float(metrics["mse"]),
               "r2_by_strategy": {s: float(run.prediction.metrics(data.test.labels, s)
                                           ["predictive_r2"]) for s in ("sf", "sa", "mf")},
               "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
-              "seconds_per_iteration": float(np.median(later))}
+              "seconds_per_iteration": float(np.median(later)),
+              "load_average": os.getloadavg()[0]}  # 1-minute load when the fit ended
     if "num_topics" in run.result.draws:
         record["num_topics"] = np.asarray(run.result.draws["num_topics"]).tolist()  # [C, S]
         record["draw_iterations"] = np.asarray(run.result.draw_iterations).tolist()
@@ -95,7 +111,7 @@ def plan(args):
         for name in NONPARAMETRIC:
             yield name, args.topics, fold
         if fold in args.grid_folds:
-            for name in PARAMETRIC:
+            for name in PARAMETRIC[:2] + PARAMETRIC[2:] * args.slda_drawn:
                 for k in args.grid:
                     yield name, k, fold
 
@@ -114,16 +130,20 @@ def markdown(records, args, wall) -> str:
     lines = ["# sHDP on movie-scale: 5-fold predictive R^2 (the sHDP paper's Figure 2c)", "",
              f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
              f"Wall time {wall / 60:.1f} min on a 2-core machine shared with other work.", "",
-             f"Sizing (chosen to fit ~45 min): {args.chains} chains x {args.iterations} "
+             f"Sizing (chosen to fit ~60 min): {args.chains} chains x {args.iterations} "
              f"iterations (half burn-in, 5 snapshots), test chains {args.test_burnin} burn-in + "
              f"{args.test_draws} kept sweeps, strategy ma, seed {args.seed}. The sHDP family "
              f"ran on folds {', '.join(map(str, args.folds))} of 5; the parametric K grid on "
              f"folds {', '.join(map(str, args.grid_folds))} only.", "",
              "Settings: sHDP initial topics "
              f"{args.topics}, alpha and gamma drawn (Gamma(1, 1)), beta 0.01, nu2 1; "
-             "Gaussian s2 ~ IG(1, 0.01), responses centred; epsilon-insensitive c = "
-             f"{args.c:g}, eps = 1e-3; hdp-glm ridge penalty by leave-one-out; sLDA s2 ~ "
-             f"IG(1, 0.01), alpha 1, nu2 100, raw y; MedLDA c = {args.c:g}, eps 1e-3, alpha 1.",
+             "Gaussian sHDP s2 fixed at 1/4 of the training responses' variance (the "
+             "registry default); epsilon-insensitive sHDP c = "
+             f"{args.shdp_c:g}, eps = 1e-3; responses centred; hdp-glm ridge penalty by "
+             "leave-one-out; slda-gaussian: s2 fixed as the sHDP's, alpha 1, nu2 100, "
+             "responses centred" + ("; slda-gaussian-s2-drawn: s2 ~ IG(1, 0.01) from a start "
+                                    "of 1, otherwise the same" if args.slda_drawn else "")
+             + f"; MedLDA c = {args.c:g}, eps 1e-3, alpha 1, responses centred.",
              "", "## Test predictive R^2 (strategy ma)", "",
              "| method | K | " + " | ".join(f"fold {f}" for f in folds)
              + " | mean (sd) over its folds | mean over the grid folds |",
@@ -139,6 +159,12 @@ def markdown(records, args, wall) -> str:
                      + " |")
     lines += ["", "## Done-when targets (as measured)", ""]
     lines += targets(table, args)
+    loads = [r["load_average"] for r in records if "load_average" in r]
+    if loads:
+        lines += ["", f"Load: the 1-minute load average at the end of each fit ranged "
+                      f"{min(loads):.1f}-{max(loads):.1f} (2 cores). The settings were chosen "
+                      "on a validation split of fold 0's training documents: "
+                      "[shdp_movie_scale_diagnose.md](shdp_movie_scale_diagnose.md)."]
     lines += ["", "## Occupied topics (sHDP chains)", ""]
     for r in records:
         if "num_topics" in r:
@@ -167,12 +193,13 @@ def targets(table, args) -> list:
         return None if any(v is None for v in vals) else float(np.mean(vals))
 
     shdp = mean_on("shdp-gaussian", args.topics, grid)
-    slda = {k: mean_on("slda-gaussian", k, grid) for k in args.grid}
-    slda = {k: v for k, v in slda.items() if v is not None}
+    slda = {(name, k): mean_on(name, k, grid) for name in GAUSSIAN_SLDA for k in args.grid}
+    slda = {key: v for key, v in slda.items() if v is not None}
     if shdp is not None and slda:
         best = max(slda, key=slda.get)
-        out.append(f"- Gaussian sHDP R^2 {shdp:.4f} vs the best Gaussian sLDA over K (K = {best}: "
-                   f"{slda[best]:.4f}) on the same folds ({', '.join(map(str, grid))}): "
+        out.append(f"- Gaussian sHDP R^2 {shdp:.4f} vs the best Gaussian sLDA over K and its "
+                   f"settings ({best[0]}, K = {best[1]}: {slda[best]:.4f}) on the same folds "
+                   f"({', '.join(map(str, grid))}): "
                    + ("**met**" if shdp >= slda[best] else "**not met**") + ".")
     eps_folds = sorted(table.get(("shdp-regression", args.topics), {}))
     if eps_folds:
@@ -197,7 +224,7 @@ def figure(records, args, path):
         by_fold = table.get((name, args.topics), {})
         vals = [by_fold[f] for f in grid if f in by_fold]
         if vals:
-            ax.axhline(np.mean(vals), color=f"C{i + 2}", linestyle="--", label=name)
+            ax.axhline(np.mean(vals), color=f"C{i + 3}", linestyle="--", label=name)
     ax.set_xlabel("K (parametric models)")
     ax.set_ylabel("test predictive R^2 (ma)")
     ax.set_title(f"movie-scale, mean over fold(s) {', '.join(map(str, grid))}")
@@ -226,7 +253,11 @@ def main():
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--grid-folds", type=int, nargs="+", default=[0])
-    p.add_argument("--c", type=float, default=256.0)
+    p.add_argument("--c", type=float, default=256.0, help="MedLDA regression's c")
+    p.add_argument("--shdp-c", type=float, default=16.0,
+                   help="the epsilon-insensitive sHDP's c")
+    p.add_argument("--slda-drawn", action="store_true",
+                   help="also run sLDA with s2 drawn (the earlier study's setting)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     stem = Path(args.out) / "shdp_movie_scale"
@@ -243,12 +274,16 @@ def main():
     partial = stem.with_suffix(".partial.json")
     settings = saved_args(args)
     done = {"settings": settings, "records": [], "wall_seconds": 0.0}
-    if partial.exists():
-        old = json.loads(partial.read_text())
+    if partial.exists() or stem.with_suffix(".json").exists():
+        # a cut run, or a finished one to which a rerun with a larger plan adds fits
+        old = json.loads((partial if partial.exists() else stem.with_suffix(".json"))
+                         .read_text())
+        old.setdefault("settings", old.get("args"))
         # which fits to run may change between invocations; how each is run may not
         if {k: v for k, v in old["settings"].items() if k not in PLAN_ARGS} == {
                 k: v for k, v in settings.items() if k not in PLAN_ARGS}:
-            done = dict(old, settings=settings)
+            done = {"settings": settings, "records": old["records"],
+                    "wall_seconds": old["wall_seconds"]}
             log(f"resuming: {len(done['records'])} fits done")
     tic = time.perf_counter()
     folds = load_folds("movie-scale", num_folds=5, seed=0, data_dir=args.data_dir,
@@ -265,7 +300,7 @@ def main():
     write_json(stem.with_suffix(".json"), {"command": command_line(__file__),
                                            "args": settings, "wall_seconds": wall,
                                            "records": done["records"]})
-    partial.unlink()
+    partial.unlink(missing_ok=True)
     write_outputs(stem, markdown(done["records"], args, wall),
                   lambda path: figure(done["records"], args, path))
 

@@ -134,6 +134,11 @@ def test_pointwise_log_likelihood_is_the_response_density():
     s2, mean = s2_draws[c, 3, 0], float(scores[c, i, j, 0, d])
     direct = -0.5 * ((y[d] - 0.25 - mean) ** 2 / s2 + math.log(2 * math.pi * s2))
     assert ll[c, i * 4 + j, d] == pytest.approx(direct, rel=1e-6)
+    # a fixed relative s2 (a fraction of the training variance) is also read from the draws
+    run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(0.25, relative=True)),
+                          result=result)
+    ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
+    assert ll[c, i * 4 + j, d] == pytest.approx(direct, rel=1e-6)
     # the hinge has no density
     run = SimpleNamespace(prediction=Prediction(scores, Task("binary", 1), None), result=None)
     assert compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=labels)) is None

@@ -50,3 +50,27 @@ def test_checkpoint_resumes_across_growth(tmp_path):
     resumed = fit(model, _corpus(), checkpoint=path, **KW)
     for name in straight.draws:
         np.testing.assert_array_equal(resumed.draws[name], straight.draws[name], err_msg=name)
+
+
+def test_default_gaussian_s2_is_a_quarter_of_the_training_variance():
+    # the default shdp-gaussian fixes s2 = S2_FRACTION x var(y) of the (centred) training
+    # responses: every draw's s2 is that value, on any rating scale
+    from topiczoo.models.shdp import S2_FRACTION
+
+    corpus = _corpus()
+    for scale in (1.0, 40.0):
+        labels = scale * corpus.labels
+        run = fit(shdp_gaussian(2), Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                                           labels=labels),
+                  num_chains=1, num_iterations=3, num_burnin=1, num_snapshots=1,
+                  progress=False, seed=0)
+        np.testing.assert_allclose(run.draws["augmentation_mean"],
+                                   S2_FRACTION * np.var(labels), rtol=1e-5)
+
+
+def test_relative_s2_needs_responses_that_vary():
+    corpus = _corpus()
+    flat = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                  labels=np.full(corpus.num_docs, 0.5))
+    with pytest.raises(ValueError, match="vary"):
+        fit(shdp_gaussian(2), flat, num_chains=1, num_iterations=2, progress=False)

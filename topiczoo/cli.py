@@ -39,7 +39,8 @@ _OPTION_HELP = {
                     "on the training set (see --c-grid, --cv-folds)"),
     "ell": (float, "hinge margin"),
     "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
-    "s2": (float, "noise variance of the Gaussian response (its start value when learned)"),
+    "s2": (float, "noise variance of the Gaussian response (its start value when learned; "
+                  "None: 1/4 of the training responses' variance)"),
     "learn_s2": (None, "draw the noise variance from its inverse-gamma conditional"),
     "a0": (float, "shape of the inverse-gamma prior of s2"),
     "b0": (float, "scale of the inverse-gamma prior of s2"),

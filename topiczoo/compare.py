@@ -184,7 +184,7 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
 
     Logistic: log sigmoid(S) for y = 1, log sigmoid(-S) for y = 0 (per task). Gaussian:
     log N(y - offset; S, s2) with s2 of the chain at the snapshot's iteration (the drawn
-    noise variance, ``augmentation_mean``) or the fixed s2.
+    noise variance, or a relative s2's value, ``augmentation_mean``) or the fixed s2.
     """
     from topiczoo.predict import _log_sigmoid
 
@@ -197,7 +197,7 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     if response.name == "logistic":
         ll = y * _log_sigmoid(S) + (1.0 - y) * _log_sigmoid(-S)
     else:
-        if response.learn_s2:
+        if response.learn_s2 or response.relative:  # the s2 in force is in the draws
             where = {int(it): i for i, it in enumerate(result.draw_iterations)}
             missing = [s.iteration for s in result.snapshots if s.iteration not in where]
             if missing:

@@ -617,7 +617,8 @@ class SHDPRegressor(_Regressor):
     drawn) as a scikit-learn regressor (registry ``shdp-gaussian``).
 
     Model parameters: num_topics: the initial number of topics (default 10); s2, learn_s2,
-    alpha, gamma, beta, nu2, center: the registry's defaults when None.
+    alpha, gamma, beta, nu2, center: the registry's defaults when None (s2: fixed at 1/4 of
+    the training responses' variance, ``models.shdp.shdp_gaussian``).
     """ + _SHARED_DOC
 
     _entries = {"regression": "shdp-gaussian"}
