@@ -11,8 +11,11 @@ alpha = 1/K per topic, beta = 0.01, nu2 = 1), one chain, one thread, for each K 
    jitted on its own, and the whole kernel step (``kernel.sample``, jitted, what numpyro
    calls); inside them: the numba sweep called directly (so the topic block minus it is the
    host callback: the copies of z and the counts in and out), the log-likelihood monitor
-   (``collapsed_log_likelihood``, O(V K)) and the hinge augmentation's draw. Medians over
-   ``--calls`` calls of process CPU time (wall in parentheses).
+   (``collapsed_log_likelihood``, O(V K)) and the hinge augmentation's draw. With
+   ``--sampler light``, the parts of the light topic block's host side instead
+   (:func:`light_host_parts`: the word index, the counts rebuilt from z, the sweep and the
+   response tables within it, the log-likelihood pass). Medians over ``--calls`` calls of
+   process CPU time (wall in parentheses).
 2. **fit**: seconds per iteration of ``fit(model, corpus, num_chains=1)`` (numpyro's MCMC,
    the monitors collected per draw): (t(2 + n) - t(2)) / n with n = ``--iterations``, after
    an untimed run of 2 + n iterations (compilation; numpyro's MCMC objects of both runs'
@@ -29,6 +32,8 @@ Usage::
 
     python benchmarks/profile_exact_multitask.py                       # K = 20 50 100 400
     python benchmarks/profile_exact_multitask.py --topics 20 --calls 2 --iterations 2
+    python benchmarks/profile_exact_multitask.py --sampler light --topics 20 400 --no-tomotopy \\
+        --out benchmarks/results/profile_light_multitask.txt
 """
 
 from __future__ import annotations
@@ -45,10 +50,12 @@ from _machine import machine_description, set_single_thread  # noqa: E402
 THREADS = set_single_thread()
 
 import jax  # noqa: E402
+import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.fit import fit  # noqa: E402
+from topiczoo.kernels import light as light_module  # noqa: E402
 from topiczoo.kernels import topics as topics_module  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.kernels.topics import collapsed_log_likelihood  # noqa: E402
@@ -91,7 +98,7 @@ def timed(fn, calls):
 
 
 def parts(corpus, num_topics, args):
-    """CPU and wall seconds of each part of one exact iteration (module docstring, 1)."""
+    """CPU and wall seconds of each part of one iteration (module docstring, 1)."""
     model = medlda_multitask(num_topics, corpus)
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
@@ -126,6 +133,8 @@ def parts(corpus, num_topics, args):
         log_lik = jax.jit(lambda t: collapsed_log_likelihood(t, model.beta))
         detail["log-likelihood monitor"] = timed(
             lambda: jax.block_until_ready(log_lik(state.topics)), args.calls)
+    else:  # the light sampler: its host callback's parts, called directly
+        detail.update(light_host_parts(model, corpus.vocab_size, state, data, args.calls))
     omega = state.eta @ (np.asarray(state.topics.n_dk if hasattr(state, "topics")
                                     else state.n_dk, np.float32)
                          / np.maximum(data.doc_offsets[1:] - data.doc_offsets[:-1], 1)[:, None]).T
@@ -133,6 +142,95 @@ def parts(corpus, num_topics, args):
     detail["augmentation draw (response)"] = timed(
         lambda: jax.block_until_ready(draw(key, data.y, omega, state.augmentation)), args.calls)
     return out, detail
+
+
+LIGHT_HOST_PARTS = ("word -> tokens index", "counts rebuilt from z",
+                    "numba sweep (called directly)", "log-likelihood pass")
+
+
+def light_host_parts(model, vocab_size, state, data, calls):
+    """CPU and wall seconds of the parts of the light topic block's host side
+    (``kernels.light._host_light_assignments``): the word -> tokens index, the counts rebuilt
+    from z, the numba sweep (and, inside it, the response tables alone: two per document, as
+    the sweep builds them, from the state's topics), the log-likelihood pass."""
+    psi, rho = model.response.gaussian_form(data.y, state.augmentation)
+    words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
+    eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
+    z0 = np.array(state.z, np.int32)
+    num_topics = eta.shape[1]
+    index = light_module.word_token_index(words, vocab_size)
+
+    def counts():
+        out = (np.zeros((len(offsets) - 1, num_topics), np.int32),
+               np.zeros((vocab_size, num_topics), np.int32), np.zeros(num_topics, np.int32))
+        light_module._fill_counts(z0, words, offsets, *out)
+        return out
+
+    base = counts()
+
+    def fresh():  # copies made before the clock starts
+        return [z0.copy(), *(a.copy() for a in base)]
+
+    def sweep(arrays):
+        light_module._light_sweep(*arrays, words, offsets, *index, eta, psi, rho,
+                                  model.alpha_per_topic, model.beta, 1, 6, False,
+                                  np.zeros((3, 2), np.int64))
+
+    def log_likelihood(arrays):
+        light_module._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)
+
+    return {LIGHT_HOST_PARTS[0]: timed(lambda: light_module.word_token_index(words,
+                                                                                vocab_size),
+                                          calls),
+            LIGHT_HOST_PARTS[1]: timed(counts, calls),
+            LIGHT_HOST_PARTS[2]: timed_with(sweep, fresh, calls),
+            "  of which response tables": timed(
+                lambda: _response_tables(z0, offsets, eta, psi, rho), calls),
+            LIGHT_HOST_PARTS[3]: timed_with(log_likelihood, fresh, calls)}
+
+
+@numba.njit
+def _response_tables(z, offsets, eta, psi, rho):
+    """The light sweep's response tables alone (``kernels.light._response_table``), two per
+    document from the halves' current topics, as ``_light_sweep`` builds them."""
+    num_tasks, num_topics = eta.shape
+    eta_kt = np.ascontiguousarray(eta.T)
+    xhat, weights = np.empty(num_topics), np.empty(num_topics)
+    prob, q = np.empty(num_topics), np.empty(num_topics)
+    alias, work = np.empty(num_topics, np.int64), np.empty(num_topics, np.int64)
+    frozen, a_hat, half_c = np.zeros(num_tasks), np.zeros(num_tasks), np.zeros(num_tasks)
+    for d in range(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        length = end - start
+        mid = start + (length + 1) // 2
+        for t in range(num_tasks):
+            half_c[t] = 0.5 * rho[t, d] / length**2
+        for phase in range(2):
+            if (start == mid) if phase == 0 else (mid == end):  # an empty half
+                continue
+            f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)
+            scale = (length - 1.0) / (f_hi - f_lo) if f_hi > f_lo else 0.0
+            frozen[:] = 0.0
+            for i in range(f_lo, f_hi):
+                for t in range(num_tasks):
+                    frozen[t] += eta_kt[z[i], t]
+            for t in range(num_tasks):
+                a_hat[t] = psi[t, d] / length - 2.0 * half_c[t] * frozen[t] * scale
+            light_module._response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work,
+                                         q)
+
+
+def timed_with(fn, setup, calls):
+    """:func:`timed` of fn(setup()), setup outside the clock."""
+    fn(setup())
+    cpu, wall = [], []
+    for _ in range(calls):
+        arg = setup()
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn(arg)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return float(np.median(cpu)), float(np.median(wall))
 
 
 def fit_seconds(corpus, num_topics, args):
@@ -202,6 +300,7 @@ def main(argv=None):
         f"beta=0.01, nu2=1; our sampler: {args.sampler}; one chain, one thread")
     log(f"settings: {args.burnin} iterations before the parts, median of {args.calls} calls; "
         f"fit and tomotopy: {args.iterations} timed iterations after {SHORT}")
+    log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
     log(f"machine: {machine_description()}")
     log(f"threads: {THREADS}")
     rows = []
@@ -216,7 +315,11 @@ def main(argv=None):
             share = f"{cpu / p['kernel step'][0]:6.1%} of the step" if name != "kernel step" \
                 else ""
             log(f"  {name:<34} {cpu:8.3f} ({wall:8.3f})  {share}")
-        if "  numba sweep (called directly)" in {"  " + n for n in d}:
+        if "log-likelihood pass" in d:  # light: the topic block less its host parts
+            rest = p["topics"][0] - sum(d[n][0] for n in LIGHT_HOST_PARTS)
+            log(f"  {'  rest of the topic block':<34} {rest:8.3f}             "
+                f"{rest / p['kernel step'][0]:6.1%} of the step (callback, copies)")
+        elif "numba sweep (called directly)" in d:
             callback = p["topics"][0] - d["numba sweep (called directly)"][0]
             log(f"  {'  host callback of the sweep':<34} {callback:8.3f}             "
                 f"{callback / p['kernel step'][0]:6.1%} of the step")

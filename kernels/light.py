@@ -259,7 +259,7 @@ def _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q):
             xhat[k] += e * (at - hc * e)
     top = _max(xhat)
     _exp_weights(xhat, top, weights, work)
-    build_alias_with_probabilities(weights, num_topics, prob, alias, work, q)
+    build_alias_with_probabilities(weights, num_topics, prob, alias, q)
 
 
 @intrinsic
