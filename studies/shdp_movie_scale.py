@@ -56,7 +56,7 @@ from topiczoo.models.shdp import S2_FRACTION  # noqa: E402
 NONPARAMETRIC = ("shdp-gaussian", "shdp-regression", "hdp-glm")
 PARAMETRIC = ("slda-gaussian", "medlda-regression", "slda-gaussian-s2-drawn")
 GAUSSIAN_SLDA = ("slda-gaussian", "slda-gaussian-s2-drawn")
-PLAN_ARGS = ("folds", "grid_folds", "grid", "slda_drawn")  # may change on a resume
+PLAN_ARGS = ("folds", "grid_folds", "grid", "slda_drawn", "methods")  # may change on a resume
 
 
 def options(name, args, train) -> tuple:
@@ -109,10 +109,11 @@ def plan(args):
     sLDA, then MedLDA's (so that a run cut short has the comparisons that matter most)."""
     for fold in args.folds:
         for name in NONPARAMETRIC:
-            yield name, args.topics, fold
+            if name in args.methods:
+                yield name, args.topics, fold
         if fold in args.grid_folds:
             for name in PARAMETRIC[:2] + PARAMETRIC[2:] * args.slda_drawn:
-                for k in args.grid:
+                for k in args.grid if name in args.methods else ():
                     yield name, k, fold
 
 
@@ -258,6 +259,10 @@ def main():
                    help="the epsilon-insensitive sHDP's c")
     p.add_argument("--slda-drawn", action="store_true",
                    help="also run sLDA with s2 drawn (the earlier study's setting)")
+    p.add_argument("--methods", nargs="+", default=list(NONPARAMETRIC + PARAMETRIC),
+                   choices=NONPARAMETRIC + PARAMETRIC,
+                   help="which methods to fit (default all; slda-gaussian-s2-drawn also needs "
+                        "--slda-drawn)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     stem = Path(args.out) / "shdp_movie_scale"
