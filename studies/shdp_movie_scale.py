@@ -47,7 +47,7 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, ensure_dir, log, mean_sd, parser, pyplot,  # noqa: E402
+from _harness import (RESULTS, command_line, ensure_dir, log, mean_sd, parser, pyplot,  # noqa: E402
                       restore_args, save_figure, saved_args, write_json, write_outputs)
 from topiczoo import fit_and_predict, load_folds  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
@@ -128,10 +128,12 @@ def summary(records, args):
 def markdown(records, args, wall) -> str:
     table = summary(records, args)
     folds = sorted({r["fold"] for r in records})
-    lines = ["# sHDP on movie-scale: 5-fold predictive R^2 (the sHDP paper's Figure 2c)", "",
+    diagnosis = os.path.relpath(RESULTS / "shdp_movie_scale_diagnose.md", Path(args.out).resolve())
+    lines = ["# sHDP on movie-scale: cross-validated predictive R^2 (the sHDP paper's "
+             "Figure 2c, 5-fold protocol)", "",
              f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
              f"Wall time {wall / 60:.1f} min on a 2-core machine shared with other work.", "",
-             f"Sizing (chosen to fit ~60 min): {args.chains} chains x {args.iterations} "
+             f"Sizing (chosen to fit the machine's time): {args.chains} chains x {args.iterations} "
              f"iterations (half burn-in, 5 snapshots), test chains {args.test_burnin} burn-in + "
              f"{args.test_draws} kept sweeps, strategy ma, seed {args.seed}. The sHDP family "
              f"ran on folds {', '.join(map(str, args.folds))} of 5; the parametric K grid on "
@@ -144,7 +146,8 @@ def markdown(records, args, wall) -> str:
              "leave-one-out; slda-gaussian: s2 fixed as the sHDP's, alpha 1, nu2 100, "
              "responses centred" + ("; slda-gaussian-s2-drawn: s2 ~ IG(1, 0.01) from a start "
                                     "of 1, otherwise the same" if args.slda_drawn else "")
-             + f"; MedLDA c = {args.c:g}, eps 1e-3, alpha 1, responses centred.",
+             + (f"; MedLDA c = {args.c:g}, eps 1e-3, alpha 1, responses centred"
+                if "medlda-regression" in args.methods else "") + ".",
              "", "## Test predictive R^2 (strategy ma)", "",
              "| method | K | " + " | ".join(f"fold {f}" for f in folds)
              + " | mean (sd) over its folds | mean over the grid folds |",
@@ -165,7 +168,7 @@ def markdown(records, args, wall) -> str:
         lines += ["", f"Load: the 1-minute load average at the end of each fit ranged "
                       f"{min(loads):.1f}-{max(loads):.1f} (2 cores). The settings were chosen "
                       "on a validation split of fold 0's training documents: "
-                      "[shdp_movie_scale_diagnose.md](shdp_movie_scale_diagnose.md)."]
+                      f"[shdp_movie_scale_diagnose.md]({diagnosis})."]
     lines += ["", "## Occupied topics (sHDP chains)", ""]
     for r in records:
         if "num_topics" in r:
