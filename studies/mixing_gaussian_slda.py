@@ -80,28 +80,22 @@ def overdispersed_assignments(corpus, num_topics, rng) -> list:
     return [a.astype(np.int32) for a in (uniform, bands, per_doc, per_word)]
 
 
-def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
-    """A FitResult at iteration 0 whose state holds the overdispersed starts, described as the
+def checkpoint_from_starts(model, corpus, fit_kwargs, start) -> FitResult:
+    """A FitResult at iteration 0 whose chain c holds the state ``start(c, one, data)`` (``one``:
+    chain c's default start, a ChainState; ``data``: the corpus's CorpusData), described as the
     run ``fit(model, corpus, **fit_kwargs)`` describes itself, so that ``fit`` accepts it as
     that run's checkpoint (``load_checkpoint`` refuses it, saying what differs, otherwise)."""
     num_chains, seed = fit_kwargs["num_chains"], fit_kwargs["seed"]
-    if num_chains != 4:
-        raise ValueError("the overdispersed starts are defined for 4 chains")
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, task=task)
     # the default starts, batched over chains, from the chain keys numpyro gives a fresh run
     keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
     base = kernel.init(keys, 0, None, (data,), {})
-    zs = overdispersed_assignments(corpus, model.num_topics, np.random.default_rng(seed))
     chains = []
     for c in range(num_chains):
         one = jax.tree.map(lambda a, c=c: a[c], base)  # ChainState(state, info, iteration, key)
-        topics = counts_from_assignments(jnp.asarray(zs[c]), data.words, data.doc_ids,
-                                         corpus.num_docs, model.num_topics, corpus.vocab_size)
-        state = one.state._replace(topics=topics,
-                                   augmentation=jnp.full_like(one.state.augmentation,
-                                                              START_S2[c]))
+        state = start(c, one, data)
         chains.append(one._replace(state=state, info=kernel.sampler.monitors(state, data)))
     stacked = jax.tree.map(lambda *a: np.stack([np.asarray(x) for x in a]), *chains)
     # fit's own description of the run (topiczoo/fit.py: the ``schedule`` and ``fresh`` of fit)
@@ -111,6 +105,23 @@ def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
     return FitResult(model, tuple(corpus.vocabulary), num_chains, schedule["num_burnin"], 1,
                      seed, "exact", task, schedule, state=stacked,
                      num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
+
+
+def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
+    """The four overdispersed starts (:func:`overdispersed_assignments`, s2 = ``START_S2``) as
+    a checkpoint at iteration 0 (:func:`checkpoint_from_starts`)."""
+    if fit_kwargs["num_chains"] != 4:
+        raise ValueError("the overdispersed starts are defined for 4 chains")
+    zs = overdispersed_assignments(corpus, model.num_topics,
+                                   np.random.default_rng(fit_kwargs["seed"]))
+
+    def start(c, one, data):
+        topics = counts_from_assignments(jnp.asarray(zs[c]), data.words, data.doc_ids,
+                                         corpus.num_docs, model.num_topics, corpus.vocab_size)
+        return one.state._replace(topics=topics,
+                                  augmentation=jnp.full_like(one.state.augmentation, START_S2[c]))
+
+    return checkpoint_from_starts(model, corpus, fit_kwargs, start)
 
 
 def run(data, args, setting) -> dict:

@@ -46,18 +46,17 @@ from _harness import single_thread
 
 single_thread()
 
-import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from _harness import (command_line, ensure_dir, log, parser, pyplot, restore_args,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from mixing_gaussian_slda import (START_NAMES, START_S2, at,  # noqa: E402
-                                  overdispersed_assignments, overdispersed_result)
+                                  checkpoint_from_starts, overdispersed_assignments,
+                                  overdispersed_result)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import gelman_rubin_brooks, to_datatree  # noqa: E402
-from topiczoo.fit import FitResult, corpus_fingerprint, fit, save_checkpoint  # noqa: E402
-from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
+from topiczoo.fit import FitResult, fit, save_checkpoint  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
 from topiczoo.models.shdp import shdp_gaussian  # noqa: E402
 
@@ -83,29 +82,19 @@ def shdp_start(one, z, s2, data, vocab_size):
 
 
 def shdp_overdispersed_result(model, corpus, fit_kwargs, num_topics) -> FitResult:
-    """The sHDP's overdispersed starts as a checkpoint at iteration 0 (the construction of
-    ``mixing_gaussian_slda.overdispersed_result`` for the sHDP's state)."""
-    num_chains, seed = fit_kwargs["num_chains"], fit_kwargs["seed"]
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
-    kernel = GibbsKernel(model, corpus.vocab_size, task=task)
-    keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)
-    base = kernel.init(keys, 0, None, (data,), {})
-    zs = overdispersed_assignments(corpus, num_topics, np.random.default_rng(seed))
-    chains = []
-    for c in range(num_chains):
-        one = jax.tree.map(lambda a, c=c: a[c], base)
-        state = (one.state._replace(augmentation=jnp.full_like(one.state.augmentation,
+    """The sHDP's overdispersed starts as a checkpoint at iteration 0: chain 0 the default
+    start, chains 1-3 :func:`shdp_start` from ``overdispersed_assignments`` over
+    ``num_topics`` topics (``mixing_gaussian_slda.checkpoint_from_starts``)."""
+    zs = overdispersed_assignments(corpus, num_topics,
+                                   np.random.default_rng(fit_kwargs["seed"]))
+
+    def start(c, one, data):
+        if c == 0:
+            return one.state._replace(augmentation=jnp.full_like(one.state.augmentation,
                                                                  START_S2[c]))
-                 if c == 0 else shdp_start(one, zs[c], START_S2[c], data, corpus.vocab_size))
-        chains.append(one._replace(state=state, info=kernel.sampler.monitors(state, data)))
-    stacked = jax.tree.map(lambda *a: np.stack([np.asarray(x) for x in a]), *chains)
-    schedule = dict(num_iterations=fit_kwargs["num_iterations"],
-                    num_burnin=fit_kwargs["num_burnin"],
-                    num_snapshots=fit_kwargs["num_snapshots"], snapshot_lag=None, thinning=1)
-    return FitResult(model, tuple(corpus.vocabulary), num_chains, schedule["num_burnin"], 1,
-                     seed, "exact", task, schedule, state=stacked,
-                     num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
+        return shdp_start(one, zs[c], START_S2[c], data, corpus.vocab_size)
+
+    return checkpoint_from_starts(model, corpus, fit_kwargs, start)
 
 
 def run(train, args, which) -> dict:
