@@ -1,0 +1,186 @@
+#!/usr/bin/env python
+"""The light sampler's iteration against the exact one's, side by side (issue 11, done-when b).
+
+On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666) with multi-task Gibbs
+MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64, alpha = 1 total,
+beta = 0.01, nu2 = 1, as ``studies/light_20news.py``'s ``build``), one chain, one thread, for
+each K in ``--topics`` (default 20 100 400), in one process:
+
+1. **kernel step** (what numpyro calls per iteration: every block, eta included, and the
+   monitors; ``GibbsKernel.sample``, jitted): both samplers start from the same state: Z
+   uniform at random, then ``--burnin`` exact iterations; the light chain starts from that
+   state (its z, eta and augmentation; its counts rebuilt from z). Then ``--rounds`` rounds,
+   each one exact step then one light step (each chain advancing), after one untimed step of
+   each. Median CPU seconds per step.
+2. **fit** (``topiczoo.fit.fit``, one chain, no snapshots, from the same seed, so the same
+   initial Z for both samplers): ``fit(num_iterations=1 + n, num_burnin=1, chunk=1 + n)``
+   with n = ``--fit-iterations``, CPU seconds of its second chunk (iterations 2 to 1 + n, one
+   ``MCMC.run``, read by ``fit``'s callback) divided by n: numpyro's loop, the monitors'
+   collection and ``fit``'s bookkeeping included. One untimed fit of each sampler first (the
+   MCMC objects of both chunk lengths are then cached, as in a long run), then
+   ``--fit-rounds`` rounds, exact then light. Median over rounds.
+
+Ratios exact / light of those medians are the figures of the issue (at least 5 at K = 400).
+CPU time (``time.process_time``) of this process: the machine is shared, the load average is
+printed with each K.
+
+Usage::
+
+    python benchmarks/light_vs_exact_step.py                     # K = 20 100 400
+    python benchmarks/light_vs_exact_step.py --topics 400 --rounds 3 --fit-rounds 3 \\
+        --out benchmarks/results/light_vs_exact_step.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import machine_description, set_single_thread  # noqa: E402
+
+THREADS = set_single_thread()
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+from topiczoo import load_dataset  # noqa: E402
+from topiczoo.fit import fit  # noqa: E402
+from topiczoo.kernels.gibbs import ChainState, GibbsKernel  # noqa: E402
+from topiczoo.kernels.light import assignments_log_likelihood  # noqa: E402
+from topiczoo.models import REGISTRY  # noqa: E402
+from topiczoo.models.parametric import LightState  # noqa: E402
+
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                           "light_vs_exact_step.txt")
+SAMPLERS = ("exact", "light")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--topics", type=int, nargs="+", default=[20, 100, 400], metavar="K")
+    p.add_argument("--burnin", type=int, default=2, help="exact iterations before timing (2)")
+    p.add_argument("--rounds", type=int, default=3, help="timed kernel steps per sampler (3)")
+    p.add_argument("--fit-rounds", type=int, default=3, help="timed fits per sampler (3)")
+    p.add_argument("--fit-iterations", type=int, default=3,
+                   help="iterations of a fit's timed chunk (3)")
+    p.add_argument("--label", default="", help="a note for the output's header")
+    p.add_argument("--out", default=DEFAULT_OUT)
+    return p.parse_args(argv)
+
+
+def build(num_topics, corpus):
+    """``studies/light_20news.py``'s model."""
+    return REGISTRY["medlda-multitask"].build(num_topics, corpus=corpus, c=1.0, ell=64.0,
+                                              alpha=1.0, beta=0.01, nu2=1.0)
+
+
+def light_chain(kernel, exact_chain, data):
+    """The light sampler's :class:`ChainState` at the exact chain's state (z, eta,
+    augmentation, iteration, key); counts and log-likelihood rebuilt as the light init does."""
+    s = exact_chain.state
+    num_docs = data.doc_offsets.shape[0] - 1
+    z = s.topics.z
+    n_dk = jax.numpy.zeros((num_docs, s.eta.shape[1]), jax.numpy.int32).at[data.doc_ids, z].add(1)
+    log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, kernel.spec.beta,
+                                         num_topics=s.eta.shape[1], vocab_size=kernel.vocab_size)
+    state = LightState(z, n_dk, data.words, log_lik, s.eta, s.augmentation)
+    return ChainState(state, kernel.sampler.monitors(state, data), exact_chain.iteration,
+                      exact_chain.rng_key)
+
+
+def step_seconds(corpus, num_topics, args):
+    """{sampler: [CPU s of each timed kernel step]} (module docstring, 1)."""
+    model = build(num_topics, corpus)
+    task = model.task_of(corpus)
+    data = model.corpus_data(corpus, task)
+    kernels = {name: GibbsKernel(model, corpus.vocab_size, sampler=name, task=task)
+               for name in SAMPLERS}
+    chains = {"exact": kernels["exact"].init(jax.random.PRNGKey(0), 0, None, (data,), {})}
+    for _ in range(args.burnin):
+        chains["exact"] = kernels["exact"].sample(chains["exact"], (data,), {})
+    chains["light"] = light_chain(kernels["light"], chains["exact"], data)
+    chains = jax.block_until_ready(chains)
+    seconds = {name: [] for name in SAMPLERS}
+    for round_ in range(args.rounds + 1):  # round 0 untimed
+        for name in SAMPLERS:
+            c0 = time.process_time()
+            chains[name] = jax.block_until_ready(kernels[name].sample(chains[name], (data,), {}))
+            if round_:
+                seconds[name].append(time.process_time() - c0)
+    return seconds
+
+
+def fit_seconds(corpus, num_topics, args):
+    """{sampler: [CPU s per iteration of each timed fit]} (module docstring, 2)."""
+    model = build(num_topics, corpus)
+    n = args.fit_iterations
+    seconds = {name: [] for name in SAMPLERS}
+    for round_ in range(args.fit_rounds + 1):  # round 0 untimed
+        for name in SAMPLERS:
+            clock = []
+            fit(model, corpus, sampler=name, num_chains=1, num_iterations=1 + n, num_burnin=1,
+                num_snapshots=0, chunk=1 + n, progress=False, seed=0,
+                callback=lambda result: clock.append(time.process_time()))
+            if round_:
+                seconds[name].append((clock[-1] - clock[-2]) / n)
+    return seconds
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    lines = []
+
+    def log(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    corpus = load_dataset("20news").train
+    log(f"light_vs_exact_step  {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}"
+        + (f"  ({args.label})" if args.label else ""))
+    log(f"data: 20news train D={corpus.num_docs} N={corpus.num_tokens} V={corpus.vocab_size}")
+    log("model: medlda-multitask (20 one-vs-all hinge tasks, c=1, ell=64), alpha=1 total, "
+        "beta=0.01, nu2=1; one chain, one thread; samplers 'exact' (QR eta) and 'light'")
+    log(f"settings: kernel step: {args.burnin} exact burn-in steps, then {args.rounds} "
+        f"interleaved timed steps each; fit: {args.fit_rounds} interleaved fits each, "
+        f"{args.fit_iterations} timed iterations per fit; medians of CPU s")
+    log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
+    log(f"machine: {machine_description()}")
+    log(f"threads: {THREADS}")
+    rows = []
+    for k in args.topics:
+        load = os.getloadavg()
+        steps = step_seconds(corpus, k, args)
+        fits = fit_seconds(corpus, k, args)
+        load_after = os.getloadavg()
+        row = {"K": k, **{f"step {s}": float(np.median(steps[s])) for s in SAMPLERS},
+               **{f"fit {s}": float(np.median(fits[s])) for s in SAMPLERS}}
+        rows.append(row)
+        log(f"\nK={k} (load average before {load[0]:.1f}, after {load_after[0]:.1f}): CPU s")
+        for s in SAMPLERS:
+            log(f"  kernel step {s:<6} " + " ".join(f"{x:7.3f}" for x in steps[s])
+                + f"   median {row[f'step {s}']:7.3f}")
+        for s in SAMPLERS:
+            log(f"  fit iter.   {s:<6} " + " ".join(f"{x:7.3f}" for x in fits[s])
+                + f"   median {row[f'fit {s}']:7.3f}")
+
+    log("\nsummary: median CPU s per iteration; ratio exact / light")
+    head = (f"{'K':>4} | {'step exact':>10} | {'step light':>10} | {'ratio':>6} | "
+            f"{'fit exact':>10} | {'fit light':>10} | {'ratio':>6} | light fit / step")
+    log(head)
+    log("-" * len(head))
+    for r in rows:
+        log(f"{r['K']:4d} | {r['step exact']:10.3f} | {r['step light']:10.3f} | "
+            f"{r['step exact'] / r['step light']:6.2f} | {r['fit exact']:10.3f} | "
+            f"{r['fit light']:10.3f} | {r['fit exact'] / r['fit light']:6.2f} | "
+            f"{r['fit light'] / r['step light']:6.2f}")
+    with open(args.out, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"wrote {os.path.relpath(args.out)}")
+
+
+if __name__ == "__main__":
+    main()
