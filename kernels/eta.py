@@ -16,10 +16,12 @@ eta), not an independent draw. On 20news with 20 tasks a pass costs 4 ms at K = 
 0.1 s at K = 400, against 44 ms and 2.5 s for the QR draw (``benchmarks/light_scaling.py``).
 
 :func:`draw_eta_cholesky` is the same independent draw computed on the host in float64 (a
-Cholesky of P built from sparse zbar rows read off the tokens, O(sum_d nnz_d^2 + K^3 / 3) per
-task, nnz_d = the distinct topics of document d). The float32 QR loses accuracy when rho spans
-many orders of magnitude: on a 20news multi-task MedLDA state at K = 100 (rho up to 1e5) its
-mean is off by up to 0.3 posterior standard deviations (``benchmarks/eta_precision.py``). The
+Cholesky of P built from sparse zbar rows read off the tokens, O(sum_d nnz_d^2 / 2 + K^3 / 3)
+per task, nnz_d = the distinct topics of document d). The float32 QR loses accuracy when rho
+spans many orders of magnitude: on a 20news multi-task MedLDA state at K = 100 (rho up to 2e5,
+psi down to -1.3e7) its mean is off by up to 0.44 posterior standard deviations (rms 0.018),
+the host draw's by 1.5e-9; with 20 tasks the host draw costs 12 / 33 / 290 ms at
+K = 20 / 100 / 400 against 34 / 330 / 2,200 ms for the QR (``benchmarks/eta_precision.py``). The
 sHDP (``kernels.hdp``) draws eta with it over its occupied topics only (empty slots 0); the
 parametric family's exact sampler with ``exact:eta=cholesky`` over all K topics (an empty
 topic's eta then comes from its prior N(0, nu2)).
@@ -198,23 +200,34 @@ def _eta_cholesky(z, doc_offsets, n_k, psi, rho, nu2, seed, eta, noise, skip_emp
     for t in range(num_tasks):
         for k in range(capacity):
             eta[t, k] = 0.0
+    # every task's P and b at once, task innermost: each document's rows are read once and
+    # the task loop is contiguous (the sums, entry by entry, are the per-task ones)
+    psi_dt = np.ascontiguousarray(psi.T)
+    rho_dt = np.ascontiguousarray(rho.T)
+    prec_all = np.zeros((num_topics, num_topics, num_tasks))
+    b_all = np.zeros((num_topics, num_tasks))
+    for a in range(num_topics):
+        for t in range(num_tasks):
+            prec_all[a, a, t] = 1.0 / nu2
+    for d in range(num_docs):
+        for j in range(row_start[d], row_start[d + 1]):
+            pa = nnz_pos[j]
+            za = nnz_val[j]
+            for t in range(num_tasks):
+                b_all[pa, t] += psi_dt[d, t] * za
+            for j2 in range(row_start[d], row_start[d + 1]):
+                pb = nnz_pos[j2]
+                if pb <= pa:
+                    zb = nnz_val[j2]
+                    for t in range(num_tasks):
+                        prec_all[pa, pb, t] += rho_dt[d, t] * za * zb
     prec = np.empty((num_topics, num_topics))
     b = np.empty(num_topics)
     for t in range(num_tasks):
-        prec[:, :] = 0.0
-        b[:] = 0.0
         for a in range(num_topics):
-            prec[a, a] = 1.0 / nu2
-        for d in range(num_docs):
-            rho_td = rho[t, d]
-            for j in range(row_start[d], row_start[d + 1]):
-                pa = nnz_pos[j]
-                za = nnz_val[j]
-                b[pa] += psi[t, d] * za
-                for j2 in range(row_start[d], row_start[d + 1]):
-                    pb = nnz_pos[j2]
-                    if pb <= pa:
-                        prec[pa, pb] += rho_td * za * nnz_val[j2]
+            b[a] = b_all[a, t]
+            for c in range(a + 1):
+                prec[a, c] = prec_all[a, c, t]
         # Cholesky, lower triangle in place
         for c in range(num_topics):
             acc = prec[c, c]

@@ -107,7 +107,7 @@ def test_shdp_draw_covers_the_occupied_topics_only():
 
 MUTANTS = {
     "empty-topics-skipped": [("if n_k[k] > 0 or not skip_empty:", "if n_k[k] > 0:")],
-    "psi-sign": [("b[pa] += psi[t, d] * za", "b[pa] -= psi[t, d] * za")],
+    "psi-sign": [("b_all[pa, t] += psi_dt[d, t] * za", "b_all[pa, t] -= psi_dt[d, t] * za")],
 }
 
 
