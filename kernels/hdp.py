@@ -72,6 +72,7 @@ import numba
 import numpy as np
 from jax.scipy.special import gammaln
 
+from topiczoo.kernels.eta import _host_batched, _numba_seed, _seed_from_key, draw_eta_cholesky
 from topiczoo.kernels.topics import _search
 
 # Test-only mutants (``_mutant=``): deliberately wrong rules that the tests must catch.
@@ -116,36 +117,8 @@ class SHDPState(NamedTuple):
 
 
 # ---------------------------------------------------------------------------------------------
-# Host plumbing
-
-
-def _seed_from_key(key) -> jax.Array:
-    """Two uint32 words of host seed derived from a JAX key (reproducible per chain)."""
-    return jax.random.bits(key, (2,), jnp.uint32)
-
-
-def _numba_seed(seed) -> int:
-    seed = np.asarray(seed, np.uint64)
-    return int((seed[0] << np.uint64(32)) | seed[1]) % (2**32 - 1)
-
-
-def _host_batched(one, core_ndim0):
-    """Wrap a per-chain host function for ``vmap_method="expand_dims"``.
-
-    ``one(*arrays) -> tuple of arrays``. Unbatched, the first argument has ``core_ndim0``
-    dimensions; under vmap every argument has a leading axis (of size 1 where not batched) and
-    each chain is computed with its own row.
-    """
-
-    def host(*args):
-        args = [np.asarray(a) for a in args]
-        if args[0].ndim == core_ndim0:
-            return one(*args)
-        num = max(a.shape[0] for a in args)
-        outs = [one(*(a[min(c, a.shape[0] - 1)] for a in args)) for c in range(num)]
-        return tuple(np.stack([o[i] for o in outs]) for i in range(len(outs[0])))
-
-    return host
+# Host plumbing: ``_seed_from_key``, ``_numba_seed``, ``_host_batched`` (from ``kernels.eta``,
+# whose float64 eta draw this module shares)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -783,122 +756,18 @@ def global_block(key, state: SHDPState, data, *, learn_alpha: bool = True,
 # eta and the augmentation
 
 
-@numba.njit(cache=True, nogil=True)
-def _eta_draw(z, doc_offsets, n_k, psi, rho, nu2, seed, eta, noise=True):
-    """eta [T, Kcap] (zeroed, then filled on the occupied slots) from its Gaussian conditional.
-
-    Per task: P = I / nu2 + sum_d rho_td zbar_d zbar_d^T and b = sum_d psi_td zbar_d over the
-    occupied topics in slot order (each document adds to the entries of its own topics, read
-    from its tokens), P = L L^T (Cholesky, float64), eta = L^-T (L^-1 b + noise): T K normals,
-    whatever the capacity. ``noise=False``: the conditional's mean P^-1 b (no normals drawn).
-    """
-    np.random.seed(seed)
-    num_tasks = eta.shape[0]
-    capacity = n_k.shape[0]
-    num_docs = doc_offsets.shape[0] - 1
-    position = np.full(capacity, -1, np.int64)
-    occupied = np.empty(capacity, np.int64)
-    num_topics = 0
-    for k in range(capacity):
-        if n_k[k] > 0:
-            position[k] = num_topics
-            occupied[num_topics] = k
-            num_topics += 1
-    # sparse zbar rows: (document, position, proportion), from the tokens
-    nnz_doc = np.empty(z.shape[0], np.int64)
-    nnz_pos = np.empty(z.shape[0], np.int64)
-    nnz_val = np.empty(z.shape[0])
-    row_start = np.zeros(num_docs + 1, np.int64)
-    count = np.zeros(num_topics)
-    nnz = 0
-    for d in range(num_docs):
-        start = doc_offsets[d]
-        end = doc_offsets[d + 1]
-        for i in range(start, end):
-            p = position[z[i]]
-            if count[p] == 0.0:
-                nnz_pos[nnz] = p
-                nnz += 1
-            count[p] += 1.0
-        for j in range(row_start[d], nnz):
-            p = nnz_pos[j]
-            nnz_val[j] = count[p] / (end - start)
-            nnz_doc[j] = d
-            count[p] = 0.0
-        row_start[d + 1] = nnz
-    for t in range(num_tasks):
-        for k in range(capacity):
-            eta[t, k] = 0.0
-    prec = np.empty((num_topics, num_topics))
-    b = np.empty(num_topics)
-    for t in range(num_tasks):
-        prec[:, :] = 0.0
-        b[:] = 0.0
-        for a in range(num_topics):
-            prec[a, a] = 1.0 / nu2
-        for d in range(num_docs):
-            for j in range(row_start[d], row_start[d + 1]):
-                pa = nnz_pos[j]
-                za = nnz_val[j]
-                b[pa] += psi[t, d] * za
-                for j2 in range(row_start[d], row_start[d + 1]):
-                    prec[pa, nnz_pos[j2]] += rho[t, d] * za * nnz_val[j2]
-        # Cholesky, lower triangle in place
-        for c in range(num_topics):
-            acc = prec[c, c]
-            for j in range(c):
-                acc -= prec[c, j] * prec[c, j]
-            diag = math.sqrt(acc)
-            prec[c, c] = diag
-            for r in range(c + 1, num_topics):
-                acc = prec[r, c]
-                for j in range(c):
-                    acc -= prec[r, j] * prec[c, j]
-                prec[r, c] = acc / diag
-        # u = L^-1 b + noise, then eta = L^-T u
-        for r in range(num_topics):
-            acc = b[r]
-            for j in range(r):
-                acc -= prec[r, j] * b[j]
-            b[r] = acc / prec[r, r]
-        if noise:
-            for r in range(num_topics):
-                b[r] += np.random.standard_normal()
-        for r in range(num_topics - 1, -1, -1):
-            acc = b[r]
-            for j in range(r + 1, num_topics):
-                acc -= prec[j, r] * b[j]
-            b[r] = acc / prec[r, r]
-        for a in range(num_topics):
-            eta[t, occupied[a]] = b[a]
-
-
-def _host_eta(nu2):
-    def one(z, doc_offsets, n_k, psi, rho, seed):
-        eta = np.empty((psi.shape[0], n_k.shape[0]), np.float64)
-        _eta_draw(z, doc_offsets, n_k, np.asarray(psi, np.float64), np.asarray(rho, np.float64),
-                  nu2, _numba_seed(seed), eta)
-        return (eta.astype(np.float32),)
-
-    return _host_batched(one, 1)
-
-
 def eta_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPState:
     """eta | Z, augmentation: per task N(P^-1 sum_d psi_td zbar_d, P^-1),
     P = I / nu2 + sum_d rho_td zbar_d zbar_d^T, over the occupied topics; 0 on empty slots.
 
-    The conditional of ``kernels/eta.draw_eta``, computed on the host in float64 on the
-    occupied topics only (Cholesky of P; ``draw_eta`` takes a QR of the stacked matrix for
-    float32's sake), so that the draw does not depend on the capacity.
+    ``kernels.eta.draw_eta_cholesky`` (host, float64) on the occupied topics only, so that
+    the draw does not depend on the capacity.
     """
     if response is None:
         return state
     psi, rho = _gaussian_form(response, state, data)
-    (eta,) = jax.pure_callback(
-        _host_eta(float(nu2)), (jax.ShapeDtypeStruct(state.eta.shape, jnp.float32),),
-        state.z, data.doc_offsets, state.n_k, psi, rho, _seed_from_key(key),
-        vmap_method="expand_dims",
-    )
+    eta = draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_k, psi, rho, nu2,
+                            skip_empty=True)
     return state._replace(eta=eta)
 
 
@@ -932,16 +801,6 @@ def map_steps(response) -> int:
                      f"not {name!r}")
 
 
-def _host_eta_mean(nu2):
-    def one(z, doc_offsets, n_k, psi, rho):
-        eta = np.empty((psi.shape[0], n_k.shape[0]), np.float64)
-        _eta_draw(z, doc_offsets, n_k, np.asarray(psi, np.float64),
-                  np.asarray(rho, np.float64), nu2, 0, eta, False)
-        return (eta.astype(np.float32),)
-
-    return _host_batched(one, 1)
-
-
 def eta_map_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPState:
     """eta <- its MAP given Z (the sHDP paper's MAP-coefficient variant; not an exact Gibbs
     step): argmax of N(eta; 0, nu2 I) times the response's likelihood over the occupied
@@ -949,15 +808,12 @@ def eta_map_block(key, state: SHDPState, data, response, *, nu2: float) -> SHDPS
     (exact in one solve); logistic: :data:`MAP_NEWTON_STEPS` Newton steps from the current eta,
     each the mean of a Gaussian form (:func:`_map_form`). ``key`` is unused (deterministic)."""
     del key
-    shape = (jax.ShapeDtypeStruct(state.eta.shape, jnp.float32),)
-    host = _host_eta_mean(float(nu2))
 
     def step(_, eta):
         omega = document_scores(state._replace(eta=eta), data)
         psi, rho = _map_form(response, data.y, omega, state.augmentation)
-        (eta,) = jax.pure_callback(host, shape, state.z, data.doc_offsets, state.n_k, psi, rho,
-                                   vmap_method="expand_dims")
-        return eta
+        return draw_eta_cholesky(None, state.z, data.doc_offsets, state.n_k, psi, rho, nu2,
+                                 skip_empty=True, noise=False)
 
     return state._replace(eta=jax.lax.fori_loop(0, map_steps(response), step, state.eta))
 

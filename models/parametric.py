@@ -6,6 +6,9 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 * ``"exact"``: the papers' sampler, a cycle of three exact conditional blocks: eta given the
   rest (one Gaussian draw, ``kernels.eta``), Z given the rest (the collapsed sweep,
   ``kernels.topics``), the augmentation given the rest (``response.draw_augmentation``).
+  Options (``eta=``): ``qr`` (default; float32 QR in XLA, ``kernels.eta.draw_eta``),
+  ``cholesky`` (the same conditional in float64 on the host, ``draw_eta_cholesky``) or
+  ``coordinate`` (coordinate-wise Gibbs, ``draw_eta_coordinatewise``).
 * ``"light"`` (LightMedLDA): the same cycle with blocks whose cost does not grow with K per
   token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, O(D K) per
   task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
@@ -14,7 +17,7 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
-``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=coordinate"``.
+``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=cholesky"``.
 
 State: :class:`ParametricState` (exact: the topic assignments and counts, eta [T, K] and the
 response's augmentation variables) or :class:`LightState` (light: z and n_dk only, no V x K
@@ -33,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from topiczoo.kernels.eta import draw_eta, draw_eta_coordinatewise
+from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.light import assignments_log_likelihood, light_assignments_step
 from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
@@ -90,8 +93,10 @@ class SamplerOptions:
     """A parametric sampler and its options (parsed from a name by :func:`sampler_options`).
 
     name: ``"exact"`` or ``"light"``.
-    eta: exact only: ``"qr"`` (default: an independent Gaussian draw of each task's eta,
-      O((D + K) K^2)) or ``"coordinate"`` (coordinate-wise Gibbs, O(D K); light always uses it).
+    eta: exact only: ``"qr"`` (default: an independent Gaussian draw of each task's eta by a
+      float32 QR in XLA, O((D + K) K^2)), ``"cholesky"`` (the same draw in float64 on the
+      host from sparse zbar rows, O(sum_d nnz_d^2 / 2 + K^3 / 3)) or ``"coordinate"``
+      (coordinate-wise Gibbs, O(D K); light always uses it).
     eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
     mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
@@ -115,7 +120,7 @@ class SamplerOptions:
 
 # option -> (allowed values, or None for an integer >= 1), per sampler
 _OPTIONS = {
-    "exact": {"eta": ("qr", "coordinate"), "eta_sweeps": None},
+    "exact": {"eta": ("qr", "cholesky", "coordinate"), "eta_sweeps": None},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
 }
 
@@ -128,8 +133,8 @@ def _option_help(sampler: str) -> str:
 def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
-    Options: exact: ``eta`` (qr|coordinate), ``eta_sweeps`` (passes of coordinate-wise eta,
-    integer >= 1); light: ``mh_steps`` (integer >= 1), ``proposals`` (mixture|cycle),
+    Options: exact: ``eta`` (qr|cholesky|coordinate), ``eta_sweeps`` (passes of
+    coordinate-wise eta, integer >= 1); light: ``mh_steps`` (integer >= 1), ``proposals`` (mixture|cycle),
     ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
     """
     if not isinstance(spec, str):
@@ -159,9 +164,9 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
             values[key] = value
     if colon and not values:
         raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
-    if name == "exact" and values.get("eta", "qr") == "qr" and "eta_sweeps" in values:
-        raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR draw is an "
-                         "independent draw, not a sweep)")
+    if name == "exact" and values.get("eta", "qr") != "coordinate" and "eta_sweeps" in values:
+        raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR and Cholesky "
+                         "draws are independent draws, not sweeps)")
     return SamplerOptions(name, **values)
 
 
@@ -366,11 +371,17 @@ def _init_parts(model, key, data):
 
 
 def _eta_block(model, options, n_dk_of):
-    """eta | Z, augmentation: the Gaussian draw (``options.eta == "qr"``) or
-    ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
+    """eta | Z, augmentation: the Gaussian draw (``options.eta == "qr"``: float32 QR in XLA;
+    ``"cholesky"``: float64 on the host, every one of the K topics drawn, an empty one from its
+    prior) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
 
     def eta_block(key, state, data):
         psi, rho = _gaussian_form(model, state, data)
+        if options.name == "exact" and options.eta == "cholesky":
+            topics = state.topics
+            eta = draw_eta_cholesky(key, topics.z, data.doc_offsets, topics.n_k, psi, rho,
+                                    model.nu2, skip_empty=False)
+            return state._replace(eta=eta)
         zbar = topic_proportions(n_dk_of(state))
         if options.name == "exact" and options.eta == "qr":
             eta = draw_eta(key, zbar, psi, rho, model.nu2)

@@ -14,8 +14,9 @@ documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Parts
   K in ``--curve-topics`` a snapshot every ``--curve-lag`` iterations gives accuracy against
   wall time.
 * ``seeds``: K = ``--seeds-topics`` (100), ``--seeds-iterations`` (100) iterations, exact and
-  light, seeds ``--seeds``, snapshots every ``--curve-lag``: the accuracy after 100
-  iterations (done-when (d)) and after the same wall time (c).
+  light (or ``--samplers``, e.g. ``exact:eta=cholesky``), seeds ``--seeds``, snapshots every
+  ``--curve-lag``: the accuracy after 100 iterations (done-when (d)) and after the same wall
+  time (c). The report compares light with every other sampler run on the same seeds.
 * ``options``: K = 100, ``--grid-iterations``: light with MH steps in ``--mh-steps`` and mixed
   or cycled proposals.
 * ``rss``: peak resident memory (VmHWM) of fresh processes that load 20news and run ``fit``
@@ -78,8 +79,9 @@ def parse_args(argv=None):
     p.add_argument("--test-burnin", type=int, default=10)
     p.add_argument("--test-draws", type=int, default=5)
     p.add_argument("--tomotopy-infer-iterations", type=int, default=10)
-    p.add_argument("--samplers", nargs="+", default=["light", "exact", "tomotopy"],
-                   help="grid: which of light, exact, tomotopy to run (default all)")
+    p.add_argument("--samplers", nargs="+", default=None,
+                   help="grid: which of light, exact, tomotopy to run (default all); seeds: "
+                        "which samplers, with options (default light exact)")
     p.add_argument("--tag", default="",
                    help="suffix of the part's .json (parts run in parallel processes)")
     p.add_argument("--rss-probe", nargs=3, metavar=("K", "SAMPLER", "ITERATIONS"),
@@ -168,7 +170,7 @@ def run_tomotopy(ds, num_topics, iterations, args) -> dict:
 def part_grid(ds, args):
     for k in args.grid_topics:
         lag = args.curve_lag if k in args.curve_topics else args.grid_iterations
-        for sampler in args.samplers:
+        for sampler in args.samplers or ("light", "exact", "tomotopy"):
             if sampler == "tomotopy":
                 yield run_tomotopy(ds, k, args.grid_iterations, args)
             else:
@@ -177,7 +179,7 @@ def part_grid(ds, args):
 
 def part_seeds(ds, args):
     for seed in args.seeds:
-        for sampler in ("light", "exact"):
+        for sampler in args.samplers or ("light", "exact"):
             yield run_ours(ds, args.seeds_topics, sampler, args.seeds_iterations,
                            args.curve_lag, seed, args)
 
@@ -315,17 +317,23 @@ def report(args):
                     md.append(f"| {k} | {s} | {pts} |")
             md.append("")
     seeds = parts["seeds"]
-    if seeds:
+    # light against each other sampler of the seeds part (exact first), on their common seeds
+    others = sorted({r["sampler"] for r in seeds["rows"]} - {"light"},
+                    key=lambda s: (s != "exact", s)) if seeds else []
+    for other in others:
         both = [s for s in sorted({r["seed"] for r in seeds["rows"]})
-                if {r["sampler"] for r in seeds["rows"] if r["seed"] == s} >= {"exact", "light"}]
-        rows = [r for r in seeds["rows"] if r["seed"] in both]
+                if {r["sampler"] for r in seeds["rows"] if r["seed"] == s} >= {other, "light"}]
+        if not both:
+            continue
+        rows = [r for r in seeds["rows"] if r["seed"] in both and r["sampler"] in (other, "light")]
         k, n = rows[0]["K"], rows[0]["iterations"]
-        md += [f"## K = {k}: {n} iterations, {len(both)} seeds", "",
-               "| seed | exact acc | light acc | exact s/it | light s/it | light acc within "
-               "exact's CPU time |", "|---|---|---|---|---|---|"]
+        tag = "" if other == "exact" else f" [`{other}`]"
+        md += [f"## K = {k}: {n} iterations, {len(both)} seeds: `{other}` and light", "",
+               f"| seed | {other} acc | light acc | {other} s/it | light s/it | light acc "
+               f"within {other}'s CPU time |", "|---|---|---|---|---|---|"]
         diffs, same_wall = [], []
         for seed in both:
-            e = next(r for r in rows if r["seed"] == seed and r["sampler"] == "exact")
+            e = next(r for r in rows if r["seed"] == seed and r["sampler"] == other)
             lt = next(r for r in rows if r["seed"] == seed and r["sampler"] == "light")
             at = _within(lt, e["cpu_seconds"][-1])
             diffs.append(lt["accuracy"][-1] - e["accuracy"][-1])
@@ -341,18 +349,18 @@ def report(args):
         md.append("")
         md.append("(\"The same time\" is CPU time, the sampler's own work on one thread: on "
                   "this shared machine wall time measures the other jobs. Light's run stops "
-                  "at the same number of iterations, so its accuracy within exact's time is "
-                  "that of its last snapshot within that time: a lower bound of what it "
+                  "at the same number of iterations, so its accuracy within the other's time "
+                  "is that of its last snapshot within that time: a lower bound of what it "
                   "reaches in that time.)")
         md.append("")
         gap = 100 * (mean_l - mean_e)
-        checks.append(f"(d) K = {k}, {n} iterations, {len(diffs)} seeds: light - exact mean "
-                      f"accuracy = **{gap:+.2f} points** (per seed "
+        checks.append(f"(d){tag} K = {k}, {n} iterations, {len(diffs)} seeds: light - {other} "
+                      f"mean accuracy = **{gap:+.2f} points** (per seed "
                       f"{', '.join(f'{100 * d:+.2f}' for d in diffs)}; target within 1 point): "
                       + ("met" if abs(gap) <= 1 else "NOT met (light ahead)" if gap > 0
                          else "NOT met"))
-        checks.append(f"(c) K = {k}: light accuracy within exact's CPU time {mean_at:.4f} vs "
-                      f"exact {mean_e:.4f} (mean over seeds): "
+        checks.append(f"(c){tag} K = {k}: light accuracy within {other}'s CPU time "
+                      f"{mean_at:.4f} vs {other} {mean_e:.4f} (mean over seeds): "
                       f"{'met' if mean_at >= mean_e else 'NOT met'}")
     options = parts["options"]
     if options:

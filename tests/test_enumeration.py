@@ -151,7 +151,7 @@ def _labels(problem: Problem):
 
 
 def _frequencies(problem, model=None, *, seed=0, num_samples=NUM_SAMPLES, num_chains=NUM_CHAINS,
-                 chain_method="vectorized"):
+                 chain_method="vectorized", sampler="exact"):
     model = model_of(problem) if model is None else model
     labels = _labels(problem)
     if model.tasks == ("multiclass",):  # class ids -> one 0/1 task per class
@@ -159,7 +159,7 @@ def _frequencies(problem, model=None, *, seed=0, num_samples=NUM_SAMPLES, num_ch
     data = tiny_data([list(d) for d in problem.docs], labels, model.response)
     z = sample_assignments(model, data, problem.vocab_size, num_samples=num_samples, seed=seed,
                            num_chains=num_chains, num_warmup=NUM_WARMUP,
-                           chain_method=chain_method)
+                           chain_method=chain_method, sampler=sampler)
     return configuration_frequencies(z)
 
 
@@ -169,6 +169,42 @@ def test_sampler_matches_enumeration(name):
     tv = total_variation(_exact(problem), _frequencies(problem))
     print(f"{name}: TV {tv:.4f} between sampled and exact posterior of Z")
     assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+
+
+# The exact sampler's other eta draws (``exact:eta=...``; their moments are tested in
+# tests/test_eta_cholesky.py and tests/test_light.py) on the problems that stress eta: extreme
+# c, two tasks, the eps-insensitive pair of augmentations, s2 drawn.
+ETA_OPTION_PROBLEMS = ("logistic-c3", "hinge-c3-ell1", "eps-insensitive-c3",
+                       "gaussian-learned-s2", "hinge-two-tasks")
+
+
+@pytest.mark.parametrize("name", ETA_OPTION_PROBLEMS)
+@pytest.mark.parametrize("sampler", ["exact:eta=cholesky"])
+def test_exact_sampler_eta_options_match_enumeration(name, sampler):
+    problem = PROBLEMS[name]
+    tv = total_variation(_exact(problem), _frequencies(problem, sampler=sampler))
+    print(f"{name} {sampler}: TV {tv:.4f} between sampled and exact posterior of Z")
+    assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+
+
+def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
+    """The float64 eta draw with psi's sign flipped (a mutant of the package's own function,
+    ``tests/test_eta_cholesky.MUTANTS``), run in the full kernel, misses the posterior."""
+    from test_eta_cholesky import MUTANTS
+    from test_light import _mutant
+    from topiczoo.kernels import eta as eta_module
+    from topiczoo.models import parametric
+
+    monkeypatch.setattr(eta_module, "_eta_cholesky",
+                        _mutant(eta_module._eta_cholesky, MUTANTS["psi-sign"]))
+    problem = PROBLEMS["logistic-c3"]
+    parametric._exact_sampler.cache_clear()  # its compiled steps hold the original callback
+    try:
+        tv = total_variation(_exact(problem), _frequencies(problem, sampler="exact:eta=cholesky"))
+    finally:
+        parametric._exact_sampler.cache_clear()
+    print(f"psi-sign mutant: TV {tv:.4f}")
+    assert tv > 2 * TV_BOUND, f"the mutant went unnoticed (TV {tv:.4f})"
 
 
 @pytest.mark.parametrize("name", list(PROBLEMS))
