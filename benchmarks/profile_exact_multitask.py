@@ -150,10 +150,9 @@ LIGHT_HOST_PARTS = ("word -> tokens index", "counts rebuilt from z",
 
 def light_host_parts(model, vocab_size, state, data, calls):
     """CPU and wall seconds of the parts of the light topic block's host side
-    (``kernels.light._host_light_assignments``): the word -> tokens index and the counts
-    rebuilt from z (both now kept between calls, so paid only at a chain's first call), the
-    numba sweep (and, inside it, the response tables alone: two per document, as the sweep
-    builds them, from the state's topics), the log-likelihood pass."""
+    (``kernels.light._host_light_assignments``): the word -> tokens index, the counts rebuilt
+    from z, the numba sweep (and, inside it, the response tables alone: two per document, as
+    the sweep builds them, from the state's topics), the log-likelihood pass."""
     psi, rho = model.response.gaussian_form(data.y, state.augmentation)
     words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
     eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
@@ -177,11 +176,8 @@ def light_host_parts(model, vocab_size, state, data, calls):
                                   model.alpha_per_topic, model.beta, 1, 6, False,
                                   np.zeros((3, 2), np.int64))
 
-    seen = np.empty(num_topics, np.int64)
-
-    def log_likelihood(z_word):  # z in word-major order, as the sweep returns it
-        light_module._word_major_log_likelihood(z_word, index[0], base[1], base[2], model.beta,
-                                                seen)
+    def log_likelihood(arrays):
+        light_module._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)
 
     return {LIGHT_HOST_PARTS[0]: timed(lambda: light_module.word_token_index(words,
                                                                                 vocab_size),
@@ -190,7 +186,7 @@ def light_host_parts(model, vocab_size, state, data, calls):
             LIGHT_HOST_PARTS[2]: timed_with(sweep, fresh, calls),
             "  of which response tables": timed(
                 lambda: _response_tables(z0, offsets, eta, psi, rho), calls),
-            LIGHT_HOST_PARTS[3]: timed_with(log_likelihood, lambda: z0[index[1]], calls)}
+            LIGHT_HOST_PARTS[3]: timed_with(log_likelihood, fresh, calls)}
 
 
 @numba.njit

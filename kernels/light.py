@@ -363,8 +363,7 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
     eta float64 [T, K]; psi, rho float64 [T, D]; num_steps MH steps per token; cycle: proposals
     in turn (else at random). stats int64 [3, 2] (zeroed by the caller) receives, per proposal
     kind (document, word, response), the number of proposals of a different topic and the
-    number accepted. Returns z_word int32 [N]: the new topics in word-major order
-    (z_word[p] = z[word_tokens[p]]).
+    number accepted.
 
     Memory: at large K the counts do not fit in any cache and each token would wait for several
     misses in turn (n_wk rows, the word's tokens). Since a token's proposals depend only on
@@ -531,7 +530,6 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                 _count_token(d, w, k, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
                 for t in range(num_tasks):
                     score[t] += eta_kt[k, t]
-    return z_word
 
 
 def _host_light_sweep(alpha, beta, num_steps, cycle):
@@ -625,107 +623,41 @@ def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
 
 
 @numba.njit(cache=True, nogil=True)
-def _word_major_log_likelihood(z_word, word_offsets, n_wk, n_k, beta, seen):
-    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of
-    the assignments in O(N + K), without reading n_wk row by row: z_word int32 [N] holds the
-    topics in word-major order (z_word[p] = z[word_tokens[p]], as :func:`_light_sweep` returns
-    it), so the nonzero entries of n_wk's row w are the topics of z_word's stretch of w, each
-    counted once (``seen`` int [K], any content: a stamp per topic). Reads z_word in order."""
+def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
+    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
+    in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
+    by row), each counted once and then set to 0, so n_wk is all zeros on return."""
     v_beta = n_wk.shape[0] * beta
     lgamma_beta = math.lgamma(beta)
     total = 0.0
     for k in range(n_k.shape[0]):
         total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
-        seen[k] = -1
     for w in range(word_offsets.shape[0] - 1):
         for p in range(word_offsets[w], word_offsets[w + 1]):
-            k = z_word[p]
-            if seen[k] != w:
-                seen[k] = w
-                total += math.lgamma(n_wk[w, k] + beta) - lgamma_beta
+            k = z[word_tokens[p]]
+            count = n_wk[w, k]
+            if count > 0:
+                total += math.lgamma(count + beta) - lgamma_beta
+                n_wk[w, k] = 0
     return total
-
-
-class _HostCounts:
-    """What the host side of one compiled light step keeps between its calls, so that a call
-    rebuilds nothing the previous one already had (all of it host memory, none in the chain
-    state):
-
-    * the data's word index (:func:`word_token_index`), rebuilt only when the words or the
-      documents passed differ from the last ones (compared in O(N));
-    * per chain (the position on the callback's chain axis), the assignments the last call
-      returned and their counts n_dk, n_wk, n_k after the sweep. When the next call's z is
-      equal to them (the chain went on from there: the usual case, checked in O(N)), the
-      counts are reused instead of rebuilt; otherwise they are rebuilt from z into the same
-      arrays. At K = 400 on 20news that is 110 MB per chain kept between calls, instead of
-      allocating and filling them at every call.
-
-    The callback copies its results into XLA's buffers, so the arrays can be swept in place at
-    the next call. An entry is removed while it is being swept, so an interrupted call leaves
-    nothing stale behind.
-    """
-
-    def __init__(self, num_topics, vocab_size):
-        self.num_topics, self.vocab_size = num_topics, vocab_size
-        self.data = None  # (words, doc_offsets, word_offsets, word_tokens)
-        self.chains = {}  # chain -> [z, n_dk, n_wk, n_k] (the last call's output)
-        self.seen = np.empty(num_topics, np.int64)
-
-    def index(self, words, doc_offsets):
-        """(word_offsets, word_tokens) of ``words``; forgets every chain's counts when the
-        data changed."""
-        data = self.data
-        if (data is None or data[0].shape != words.shape or data[1].shape != doc_offsets.shape
-                or not np.array_equal(data[0], words) or not np.array_equal(data[1], doc_offsets)):
-            self.data = data = (words.copy(), doc_offsets.copy(),
-                                *word_token_index(words, self.vocab_size))
-            self.chains.clear()
-        return data[2], data[3]
-
-    def take(self, chain, z, words, doc_offsets):
-        """[z, n_dk, n_wk, n_k]: host arrays holding ``z`` and its counts, the chain's entry
-        (removed until :meth:`give` returns it) when its z equals ``z``."""
-        entry = self.chains.pop(chain, None)
-        if entry is not None and np.array_equal(entry[0], z):
-            return entry
-        if entry is None:
-            num_docs = doc_offsets.shape[0] - 1
-            entry = [np.empty(z.shape[0], np.int32),
-                     np.zeros((num_docs, self.num_topics), np.int32),
-                     np.zeros((self.vocab_size, self.num_topics), np.int32),
-                     np.zeros(self.num_topics, np.int32)]
-        else:
-            for a in entry[1:]:
-                a.fill(0)
-        entry[0][:] = z
-        _fill_counts(entry[0], words, doc_offsets, *entry[1:])
-        return entry
-
-    def give(self, chain, entry):
-        self.chains[chain] = entry
 
 
 def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size, sweep_z=True):
     """The host side of :func:`light_assignments_step` (and, with ``sweep_z=False``, of
-    :func:`assignments_log_likelihood`): the counts of z (kept from the last call, or rebuilt:
-    :class:`_HostCounts`), one sweep, log p(W | Z) of the new z from the counts."""
-    kept = _HostCounts(num_topics, vocab_size)
+    :func:`assignments_log_likelihood`): counts rebuilt from z, one sweep, log p(W | Z) of the
+    new z from the counts before they are dropped."""
 
-    def sweep(chain, z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
-        index = kept.index(words, offsets)
+    def sweep(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = index
-        entry = kept.take(chain, z, words, offsets)
-        z, n_dk, n_wk, n_k = entry
+            w_off, w_tok = word_token_index(words, vocab_size)
+        n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
+        n_wk = np.zeros((vocab_size, num_topics), np.int32)
+        n_k = np.zeros(num_topics, np.int32)
+        _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
         if sweep_z:
-            z_word = _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi,
-                                  rho, alpha, beta, int(seed), num_steps, cycle,
-                                  np.zeros((3, 2), np.int64))
-        else:
-            z_word = z[w_tok]
-        log_lik = _word_major_log_likelihood(z_word, w_off, n_wk, n_k, beta, kept.seen)
-        kept.give(chain, entry)
-        return z, n_dk, log_lik
+            _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho,
+                         alpha, beta, int(seed), num_steps, cycle, np.zeros((3, 2), np.int64))
+        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
         inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
@@ -733,15 +665,16 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
         seed = np.asarray(seed)
         z = np.asarray(z)
         if z.ndim == 1:
-            z, n_dk, log_lik = sweep(0, z, *inputs, seed)
+            z = np.array(z, dtype=np.int32)
+            n_dk, log_lik = sweep(z, *inputs, seed)
             return z, n_dk, np.float32(log_lik)
         inputs.append(seed)
         num = max(a.shape[0] for a in (z, *inputs))
-        out = [sweep(chain, z[min(chain, z.shape[0] - 1)],
-                     *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+        z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
+        out = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
                for chain in range(num)]
-        return (np.stack([a for a, _, _ in out]), np.stack([n_dk for _, n_dk, _ in out]),
-                np.array([log_lik for _, _, log_lik in out], np.float32))
+        return (z, np.stack([n_dk for n_dk, _ in out]),
+                np.array([log_lik for _, log_lik in out], np.float32))
 
     return host
 
@@ -752,18 +685,18 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
                            log_likelihood: bool = False):
     """:func:`light_topics_step` for a chain whose state holds the assignments alone.
 
-    The counts live on the host (:class:`_HostCounts`): kept from the last call when z is the
-    z it returned (the chain went on from there), rebuilt from z otherwise (O(N)), so no V x K
-    array lives in the chain state or passes through the callback: at K = 400 on 20news that
-    is 86 MB less state and about 260 MB less peak than a TopicState step (whose n_wk is held
-    by the state, copied in by the callback and copied out to XLA), and far fewer page faults.
-    The word index is built once per corpus the same way. The sweep itself is the same
-    function with the same seed, so the two steps draw the same z from consistent inputs.
+    The counts are rebuilt from z on the host at every call (O(N), into arrays that numpy
+    allocates with huge pages) and dropped after the sweep, so no V x K array lives in the
+    chain state or passes through the callback: at K = 400 on 20news that is 86 MB less state
+    and about 260 MB less peak than a TopicState step (whose n_wk is held by the state, copied
+    in by the callback and copied out to XLA), and far fewer page faults. The sweep itself is
+    the same function with the same seed, so the two steps draw the same z from consistent
+    inputs.
 
     Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
       static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
       return log p(W | Z) of the new z (nats), computed from the host's counts in O(N + K)
-      (:func:`_word_major_log_likelihood`, the value of :func:`assignments_log_likelihood`).
+      before they are dropped (:func:`assignments_log_likelihood`).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep (n_dk for zbar; n_k is its
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.

@@ -67,9 +67,8 @@ class ParametricState(NamedTuple):
 
 
 class LightState(NamedTuple):
-    """State of one chain of the light sampler: no V x K array (the light sweep keeps the
-    counts of z on the host between calls, or rebuilds them from z there when z is not the one
-    it returned last, ``kernels.light.light_assignments_step``).
+    """State of one chain of the light sampler: no V x K array (the light sweep rebuilds the
+    counts from z on the host, ``kernels.light.light_assignments_step``).
 
     z:              int32 [N] topic assignments
     n_dk:           int32 [D, K] document-topic counts of z (for zbar)

@@ -583,51 +583,6 @@ def test_assignments_step_is_the_topic_state_step():
     assert np.array_equal(np.asarray(nb[0]).sum(1), LENGTHS)
 
 
-def test_assignments_step_keeps_counts_between_calls():
-    """The host keeps the word index and the counts of the z it returned (``_HostCounts``):
-    calls that go on from the last z (reused counts), from another z (rebuilt counts), on
-    another corpus (rebuilt index), and per chain under vmap all give the TopicState step's z
-    and n_dk, and the log-likelihood of ``collapsed_log_likelihood``."""
-    from topiczoo.kernels.topics import collapsed_log_likelihood
-
-    rng = np.random.default_rng(11)
-    problems = [_random_problem(rng, 6, 2) for _ in range(2)]
-    problems[1] = (problems[1][0], *problems[0][1:])  # other words, the same documents
-    step = jax.jit(lambda key, z, words, offsets, eta, psi, rho: light_assignments_step(
-        key, z, words, offsets, eta, psi, rho, ALPHA, BETA, num_topics=6, vocab_size=12,
-        log_likelihood=True))
-    def check(key, z, problem):
-        words, offsets, doc_ids, _, eta, psi, rho = problem
-        args = (jnp.asarray(words), jnp.asarray(offsets), jnp.asarray(eta, jnp.float32),
-                jnp.asarray(psi, jnp.float32), jnp.asarray(rho, jnp.float32))
-        topics = TopicState(*(jnp.asarray(a) for a in (z, *_counts_of(z, words, doc_ids, 6))))
-        full = _step(key, topics, *args)
-        z_new, n_dk, log_lik = step(key, jnp.asarray(z), *args)
-        np.testing.assert_array_equal(np.asarray(z_new), np.asarray(full.z))
-        np.testing.assert_array_equal(np.asarray(n_dk), np.asarray(full.n_dk))
-        np.testing.assert_allclose(float(log_lik), float(collapsed_log_likelihood(full, BETA)),
-                                   rtol=1e-6)
-        return np.asarray(z_new)
-
-    z0 = problems[0][3][0]
-    keys = jax.random.split(jax.random.PRNGKey(3), 6)
-    z = check(keys[0], z0, problems[0])
-    z = check(keys[1], z, problems[0])  # goes on: counts kept
-    z = check(keys[2], z0, problems[0])  # another z: counts rebuilt
-    z = check(keys[3], z, problems[1])  # the same z, another corpus: index, counts rebuilt
-    check(keys[4], z, problems[1])
-    words, offsets, _, _, eta, psi, rho = problems[0]
-    args = (jnp.asarray(words), jnp.asarray(offsets), jnp.asarray(eta, jnp.float32),
-            jnp.asarray(psi, jnp.float32), jnp.asarray(rho, jnp.float32))
-    batched = jax.jit(jax.vmap(lambda k, z: step(k, z, *args)))
-    zs = [z0, np.roll(z0, 5)]
-    for key in keys[4:]:
-        chain_keys = jax.random.split(key, 2)
-        zb, nb, lb = batched(chain_keys, jnp.asarray(np.stack(zs)))
-        zs = [check(chain_keys[c], zs[c], problems[0]) for c in range(2)]
-        np.testing.assert_array_equal(np.asarray(zb), np.stack(zs))
-
-
 def _counts_of(z, words, doc_ids, num_topics):
     n_dk = np.zeros((len(LENGTHS), num_topics), np.int32)
     n_wk = np.zeros((12, num_topics), np.int32)
