@@ -316,9 +316,7 @@ def main(argv=None):
                 else ""
             log(f"  {name:<34} {cpu:8.3f} ({wall:8.3f})  {share}")
         if "log-likelihood pass" in d:  # light: the topic block less its host parts
-            # the word index is kept between calls; the counts are rebuilt here, since every
-            # timed call starts from the same z (a chain going on would keep them too)
-            rest = p["topics"][0] - sum(d[n][0] for n in LIGHT_HOST_PARTS[1:])
+            rest = p["topics"][0] - sum(d[n][0] for n in LIGHT_HOST_PARTS)
             log(f"  {'  rest of the topic block':<34} {rest:8.3f}             "
                 f"{rest / p['kernel step'][0]:6.1%} of the step (callback, copies)")
         elif "numba sweep (called directly)" in d:
