@@ -7,7 +7,7 @@ ell = 64, alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news
 one thread.
 
 1. **precision** (K = ``--precision-topics``, 100): the state after ``--precision-iterations``
-   (20) iterations of the exact sampler (default QR draw), seed 0; its Gaussian form
+   (20) iterations of the exact sampler with the QR draw (``exact:eta=qr``), seed 0; its Gaussian form
    (psi, rho) [20, D]. Reference: the conditional's mean and covariance by the dense float64
    formula in numpy (P = I / nu2 + Zbar^T diag(rho) Zbar, zbar = n_dk / N_d in float64).
    For each draw, |mean - mean_64| / sd_64 (sd_64: the reference posterior standard deviation
@@ -108,7 +108,7 @@ def reference(n_dk, psi, rho):
 
 def precision_part(ds, args):
     k = args.precision_topics
-    data, z, n_dk, n_k, psi, rho = state_after(ds, k, "exact", args.precision_iterations)
+    data, z, n_dk, n_k, psi, rho = state_after(ds, k, "exact:eta=qr", args.precision_iterations)
     mean64, sd64, _ = reference(n_dk, psi, rho)
     zbar = topic_proportions(jnp.asarray(n_dk))
     factor = jax.jit(jax.vmap(eta_conditional_factor, in_axes=(None, 0, 0, None)),

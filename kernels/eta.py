@@ -23,8 +23,9 @@ psi down to -1.3e7) its mean is off by up to 0.44 posterior standard deviations 
 the host draw's by 1.5e-9; with 20 tasks the host draw costs 12 / 33 / 290 ms at
 K = 20 / 100 / 400 against 34 / 330 / 2,200 ms for the QR (``benchmarks/eta_precision.py``). The
 sHDP (``kernels.hdp``) draws eta with it over its occupied topics only (empty slots 0); the
-parametric family's exact sampler with ``exact:eta=cholesky`` over all K topics (an empty
-topic's eta then comes from its prior N(0, nu2)).
+parametric family's exact sampler by default over all K topics (an empty topic's eta then
+comes from its prior N(0, nu2)). :func:`draw_eta` stays as ``exact:eta=qr``: all in XLA, no
+host callback.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 * ``"exact"``: the papers' sampler, a cycle of three exact conditional blocks: eta given the
   rest (one Gaussian draw, ``kernels.eta``), Z given the rest (the collapsed sweep,
   ``kernels.topics``), the augmentation given the rest (``response.draw_augmentation``).
-  Options (``eta=``): ``qr`` (default; float32 QR in XLA, ``kernels.eta.draw_eta``),
-  ``cholesky`` (the same conditional in float64 on the host, ``draw_eta_cholesky``) or
-  ``coordinate`` (coordinate-wise Gibbs, ``draw_eta_coordinatewise``).
+  Options (``eta=``): ``cholesky`` (default; float64 on the host from sparse zbar rows,
+  ``kernels.eta.draw_eta_cholesky``), ``qr`` (the same conditional by a float32 QR in XLA,
+  ``draw_eta``: no host callback, less accurate) or ``coordinate`` (coordinate-wise Gibbs,
+  ``draw_eta_coordinatewise``).
 * ``"light"`` (LightMedLDA): the same cycle with blocks whose cost does not grow with K per
   token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, O(D K) per
   task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
@@ -17,7 +18,7 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
-``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=cholesky"``.
+``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
 
 State: :class:`ParametricState` (exact: the topic assignments and counts, eta [T, K] and the
 response's augmentation variables) or :class:`LightState` (light: z and n_dk only, no V x K
@@ -92,10 +93,12 @@ class SamplerOptions:
     """A parametric sampler and its options (parsed from a name by :func:`sampler_options`).
 
     name: ``"exact"`` or ``"light"``.
-    eta: exact only: ``"qr"`` (default: an independent Gaussian draw of each task's eta by a
-      float32 QR in XLA, O((D + K) K^2)), ``"cholesky"`` (the same draw in float64 on the
-      host from sparse zbar rows, O(sum_d nnz_d^2 / 2 + K^3 / 3)) or ``"coordinate"``
-      (coordinate-wise Gibbs, O(D K); light always uses it).
+    eta: exact only: ``"cholesky"`` (default: an independent Gaussian draw of each task's eta
+      in float64 on the host from sparse zbar rows, O(sum_d nnz_d^2 / 2 + K^3 / 3)), ``"qr"``
+      (the same draw by a float32 QR in XLA, O((D + K) K^2); its mean can be off by a
+      fraction of a posterior sd when rho spans many orders of magnitude,
+      ``benchmarks/results/eta_precision.md``) or ``"coordinate"`` (coordinate-wise Gibbs,
+      O(D K); light always uses it).
     eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
     mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
@@ -103,7 +106,7 @@ class SamplerOptions:
     """
 
     name: str = "exact"
-    eta: str = "qr"
+    eta: str = "cholesky"
     eta_sweeps: int = 1
     mh_steps: int = 6
     proposals: str = "mixture"
@@ -119,7 +122,7 @@ class SamplerOptions:
 
 # option -> (allowed values, or None for an integer >= 1), per sampler
 _OPTIONS = {
-    "exact": {"eta": ("qr", "cholesky", "coordinate"), "eta_sweeps": None},
+    "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
 }
 
@@ -132,7 +135,7 @@ def _option_help(sampler: str) -> str:
 def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
-    Options: exact: ``eta`` (qr|cholesky|coordinate), ``eta_sweeps`` (passes of
+    Options: exact: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
     coordinate-wise eta, integer >= 1); light: ``mh_steps`` (integer >= 1), ``proposals`` (mixture|cycle),
     ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
     """
@@ -163,7 +166,7 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
             values[key] = value
     if colon and not values:
         raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
-    if name == "exact" and values.get("eta", "qr") != "coordinate" and "eta_sweeps" in values:
+    if name == "exact" and values.get("eta", SamplerOptions.eta) != "coordinate" and "eta_sweeps" in values:
         raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR and Cholesky "
                          "draws are independent draws, not sweeps)")
     return SamplerOptions(name, **values)
@@ -370,9 +373,9 @@ def _init_parts(model, key, data):
 
 
 def _eta_block(model, options, n_dk_of):
-    """eta | Z, augmentation: the Gaussian draw (``options.eta == "qr"``: float32 QR in XLA;
-    ``"cholesky"``: float64 on the host, every one of the K topics drawn, an empty one from its
-    prior) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
+    """eta | Z, augmentation: the Gaussian draw (``options.eta == "cholesky"``: float64 on the
+    host, every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
+    XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
 
     def eta_block(key, state, data):
         psi, rho = _gaussian_form(model, state, data)

@@ -171,15 +171,15 @@ def test_sampler_matches_enumeration(name):
     assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
 
 
-# The exact sampler's other eta draws (``exact:eta=...``; their moments are tested in
-# tests/test_eta_cholesky.py and tests/test_light.py) on the problems that stress eta: extreme
+# The exact sampler's other eta draws (``exact:eta=...``; the default is ``cholesky``; the
+# moments are tested in tests/test_kernel.py, tests/test_eta_cholesky.py and tests/test_light.py) on the problems that stress eta: extreme
 # c, two tasks, the eps-insensitive pair of augmentations, s2 drawn.
 ETA_OPTION_PROBLEMS = ("logistic-c3", "hinge-c3-ell1", "eps-insensitive-c3",
                        "gaussian-learned-s2", "hinge-two-tasks")
 
 
 @pytest.mark.parametrize("name", ETA_OPTION_PROBLEMS)
-@pytest.mark.parametrize("sampler", ["exact:eta=cholesky"])
+@pytest.mark.parametrize("sampler", ["exact:eta=qr"])
 def test_exact_sampler_eta_options_match_enumeration(name, sampler):
     problem = PROBLEMS[name]
     tv = total_variation(_exact(problem), _frequencies(problem, sampler=sampler))
@@ -188,7 +188,7 @@ def test_exact_sampler_eta_options_match_enumeration(name, sampler):
 
 
 def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
-    """The float64 eta draw with psi's sign flipped (a mutant of the package's own function,
+    """The default (float64) eta draw with psi's sign flipped (a mutant of the package's own function,
     ``tests/test_eta_cholesky.MUTANTS``), run in the full kernel, misses the posterior."""
     from test_eta_cholesky import MUTANTS
     from test_light import _mutant
@@ -200,7 +200,7 @@ def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
     problem = PROBLEMS["logistic-c3"]
     parametric._exact_sampler.cache_clear()  # its compiled steps hold the original callback
     try:
-        tv = total_variation(_exact(problem), _frequencies(problem, sampler="exact:eta=cholesky"))
+        tv = total_variation(_exact(problem), _frequencies(problem))
     finally:
         parametric._exact_sampler.cache_clear()
     print(f"psi-sign mutant: TV {tv:.4f}")

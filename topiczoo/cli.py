@@ -85,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--sampler", default="exact",
                    help="the model's sampler (default exact: the papers' collapsed Gibbs); "
                         "light: LightMedLDA, cost per token independent of K; options after a "
-                        "colon, e.g. light:mh_steps=2,proposals=cycle,eta_sweeps=1 or "
-                        "exact:eta=coordinate")
+                        "colon, e.g. light:mh_steps=2,proposals=cycle,eta_sweeps=1, "
+                        "exact:eta=qr or exact:eta=coordinate")
     f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
     f.add_argument("--iterations", type=int, default=100,
                    help="Gibbs cycles per chain (default 100)")
