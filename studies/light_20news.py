@@ -268,13 +268,16 @@ def report(args):
     grid = parts["grid"]
     if grid:
         rows = grid["rows"]
+        by = {(r["sampler"], r["K"]): r for r in rows}
+        # the grid's exact sampler: `exact` (float64 Cholesky eta), or, in the runs committed
+        # before it became the default, `exact:eta=qr`
+        exact = "exact" if any(s == "exact" for s, _ in by) else "exact:eta=qr"
         md += [f"## Accuracy and seconds per iteration over K ({rows[0]['iterations']} "
                "iterations, seed 0)", "",
-               "| K | exact acc | light acc | tomotopy acc | exact s/it | light s/it | "
-               "tomotopy s/it | exact / light |", "|---|---|---|---|---|---|---|---|"]
-        by = {(r["sampler"], r["K"]): r for r in rows}
+               f"| K | {exact} acc | light acc | tomotopy acc | {exact} s/it | light s/it | "
+               f"tomotopy s/it | {exact} / light |", "|---|---|---|---|---|---|---|---|"]
         for k in sorted({r["K"] for r in rows}):
-            e, lt, t = by.get(("exact", k)), by.get(("light", k)), by.get(("tomotopy", k))
+            e, lt, t = by.get((exact, k)), by.get(("light", k)), by.get(("tomotopy", k))
 
             def cell(r, key="accuracy"):
                 if r is None:
@@ -289,9 +292,9 @@ def report(args):
                       f"{cell(lt, 's')} | {cell(t, 's')} | {ratio} |")
         md.append("")
         ks = sorted(k for (s, k) in by if s == "light")
-        if ("exact", 400) in by and ("light", 400) in by:
-            speed = by[("exact", 400)]["cpu_per_iteration"] / by[("light", 400)]["cpu_per_iteration"]
-            checks.append(f"(b) K = 400: exact / light CPU seconds per iteration (eta included) "
+        if (exact, 400) in by and ("light", 400) in by:
+            speed = by[(exact, 400)]["cpu_per_iteration"] / by[("light", 400)]["cpu_per_iteration"]
+            checks.append(f"(b) K = 400: {exact} / light CPU seconds per iteration (eta included) "
                           f"= **{speed:.1f}** (target >= 5): "
                           f"{'met' if speed >= 5 else 'NOT met'}")
         if ks and ks[0] != ks[-1]:
@@ -310,7 +313,7 @@ def report(args):
             md += ["### Accuracy against time", "",
                    "| K | sampler | iteration: accuracy @ CPU s |", "|---|---|---|"]
             for k in curves:
-                for s in ("exact", "light"):
+                for s in (exact, "light"):
                     r = by[(s, k)]
                     pts = ", ".join(f"{i}: {a:.3f} @ {w:.0f}" for i, a, w in zip(
                         r["snapshot_iterations"], r["accuracy"], r["cpu_seconds"]))
@@ -318,16 +321,19 @@ def report(args):
             md.append("")
     seeds = parts["seeds"]
     # light against each other sampler of the seeds part (exact first), on their common seeds
+    # (runs of the same length only)
     others = sorted({r["sampler"] for r in seeds["rows"]} - {"light"},
                     key=lambda s: (s != "exact", s)) if seeds else []
-    for other in others:
-        both = [s for s in sorted({r["seed"] for r in seeds["rows"]})
-                if {r["sampler"] for r in seeds["rows"] if r["seed"] == s} >= {other, "light"}]
+    lengths = sorted({r["iterations"] for r in seeds["rows"]}) if seeds else []
+    for n, other in ((n, other) for n in lengths for other in others):
+        same = [r for r in seeds["rows"] if r["iterations"] == n]
+        both = [s for s in sorted({r["seed"] for r in same})
+                if {r["sampler"] for r in same if r["seed"] == s} >= {other, "light"}]
         if not both:
             continue
-        rows = [r for r in seeds["rows"] if r["seed"] in both and r["sampler"] in (other, "light")]
-        k, n = rows[0]["K"], rows[0]["iterations"]
-        tag = "" if other == "exact" else f" [`{other}`]"
+        rows = [r for r in same if r["seed"] in both and r["sampler"] in (other, "light")]
+        k = rows[0]["K"]
+        tag = f" [`{other}`]"
         md += [f"## K = {k}: {n} iterations, {len(both)} seeds: `{other}` and light", "",
                f"| seed | {other} acc | light acc | {other} s/it | light s/it | light acc "
                f"within {other}'s CPU time |", "|---|---|---|---|---|---|"]
@@ -359,7 +365,7 @@ def report(args):
                       f"{', '.join(f'{100 * d:+.2f}' for d in diffs)}; target within 1 point): "
                       + ("met" if abs(gap) <= 1 else "NOT met (light ahead)" if gap > 0
                          else "NOT met"))
-        checks.append(f"(c){tag} K = {k}: light accuracy within {other}'s CPU time "
+        checks.append(f"(c){tag} K = {k}, {n} iterations: light accuracy within {other}'s CPU time "
                       f"{mean_at:.4f} vs {other} {mean_e:.4f} (mean over seeds): "
                       f"{'met' if mean_at >= mean_e else 'NOT met'}")
     options = parts["options"]
@@ -394,7 +400,7 @@ def report(args):
 def _figure(grid, seeds, path):
     plt = pyplot()
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.8))
-    colors = {"exact": "C0", "light": "C1", "tomotopy": "C2"}
+    colors = {"exact": "C0", "exact:eta=qr": "C3", "light": "C1", "tomotopy": "C2"}
     for s in colors:
         rows = sorted((r for r in grid if r["sampler"] == s), key=lambda r: r["K"])
         if rows:
