@@ -4,23 +4,26 @@
 On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666) with multi-task Gibbs
 MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64, alpha = 1 total,
 beta = 0.01, nu2 = 1, as ``studies/light_20news.py``'s ``build``), one chain, one thread, for
-each K in ``--topics`` (default 20 100 400), in one process:
+each K in ``--topics`` (default 20 100 400), in one process, for each sampler of
+``--samplers`` (default ``exact``, whose eta draw is the float64 Cholesky, ``exact:eta=qr``,
+the float32 QR that was the default before, and ``light``):
 
 1. **kernel step** (what numpyro calls per iteration: every block, eta included, and the
-   monitors; ``GibbsKernel.sample``, jitted): both samplers start from the same state: Z
-   uniform at random, then ``--burnin`` exact iterations; the light chain starts from that
-   state (its z, eta and augmentation; its counts rebuilt from z). Then ``--rounds`` rounds,
-   each one exact step then one light step (each chain advancing), after one untimed step of
-   each. Median CPU seconds per step.
+   monitors; ``GibbsKernel.sample``, jitted): all samplers start from the same state: Z
+   uniform at random, then ``--burnin`` iterations of ``exact``; the other exact samplers
+   start from that state as it is, the light chain from its z, eta and augmentation (its
+   counts rebuilt from z). Then ``--rounds`` rounds, each one step of every sampler in turn
+   (each chain advancing), after one untimed step of each. Median CPU seconds per step.
 2. **fit** (``topiczoo.fit.fit``, one chain, no snapshots, from the same seed, so the same
    initial Z for both samplers): ``fit(num_iterations=1 + n, num_burnin=1, chunk=1 + n)``
    with n = ``--fit-iterations``, CPU seconds of its second chunk (iterations 2 to 1 + n, one
    ``MCMC.run``, read by ``fit``'s callback) divided by n: numpyro's loop, the monitors'
    collection and ``fit``'s bookkeeping included. One untimed fit of each sampler first (the
    MCMC objects of both chunk lengths are then cached, as in a long run), then
-   ``--fit-rounds`` rounds, exact then light. Median over rounds.
+   ``--fit-rounds`` rounds, the samplers in turn. Median over rounds.
 
-Ratios exact / light of those medians are the figures of the issue (at least 5 at K = 400).
+Ratios exact / light of those medians are the figures of the issue (at least 5 at K = 400),
+one per exact sampler.
 CPU time (``time.process_time``) of this process: the machine is shared, the load average is
 printed with each K.
 
@@ -56,11 +59,13 @@ from topiczoo.models.parametric import LightState  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_vs_exact_step.txt")
-SAMPLERS = ("exact", "light")
+SAMPLERS = ("exact", "exact:eta=qr", "light")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--samplers", nargs="+", default=list(SAMPLERS),
+                   help="exact samplers, then light (default: exact exact:eta=qr light)")
     p.add_argument("--topics", type=int, nargs="+", default=[20, 100, 400], metavar="K")
     p.add_argument("--burnin", type=int, default=2, help="exact iterations before timing (2)")
     p.add_argument("--rounds", type=int, default=3, help="timed kernel steps per sampler (3)")
@@ -69,7 +74,11 @@ def parse_args(argv=None):
                    help="iterations of a fit's timed chunk (3)")
     p.add_argument("--label", default="", help="a note for the output's header")
     p.add_argument("--out", default=DEFAULT_OUT)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.samplers[-1] != "light" or not all(
+            name.split(":")[0] == "exact" for name in args.samplers[:-1]) or len(args.samplers) < 2:
+        p.error("--samplers: one or more exact samplers, then light")
+    return args
 
 
 def build(num_topics, corpus):
@@ -98,15 +107,17 @@ def step_seconds(corpus, num_topics, args):
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
     kernels = {name: GibbsKernel(model, corpus.vocab_size, sampler=name, task=task)
-               for name in SAMPLERS}
-    chains = {"exact": kernels["exact"].init(jax.random.PRNGKey(0), 0, None, (data,), {})}
+               for name in args.samplers}
+    first = args.samplers[0]
+    start = kernels[first].init(jax.random.PRNGKey(0), 0, None, (data,), {})
     for _ in range(args.burnin):
-        chains["exact"] = kernels["exact"].sample(chains["exact"], (data,), {})
-    chains["light"] = light_chain(kernels["light"], chains["exact"], data)
+        start = kernels[first].sample(start, (data,), {})
+    chains = {name: start for name in args.samplers[:-1]}
+    chains["light"] = light_chain(kernels["light"], start, data)
     chains = jax.block_until_ready(chains)
-    seconds = {name: [] for name in SAMPLERS}
+    seconds = {name: [] for name in args.samplers}
     for round_ in range(args.rounds + 1):  # round 0 untimed
-        for name in SAMPLERS:
+        for name in args.samplers:
             c0 = time.process_time()
             chains[name] = jax.block_until_ready(kernels[name].sample(chains[name], (data,), {}))
             if round_:
@@ -118,9 +129,9 @@ def fit_seconds(corpus, num_topics, args):
     """{sampler: [CPU s per iteration of each timed fit]} (module docstring, 2)."""
     model = build(num_topics, corpus)
     n = args.fit_iterations
-    seconds = {name: [] for name in SAMPLERS}
+    seconds = {name: [] for name in args.samplers}
     for round_ in range(args.fit_rounds + 1):  # round 0 untimed
-        for name in SAMPLERS:
+        for name in args.samplers:
             clock = []
             fit(model, corpus, sampler=name, num_chains=1, num_iterations=1 + n, num_burnin=1,
                 num_snapshots=0, chunk=1 + n, progress=False, seed=0,
@@ -143,40 +154,43 @@ def main(argv=None):
         + (f"  ({args.label})" if args.label else ""))
     log(f"data: 20news train D={corpus.num_docs} N={corpus.num_tokens} V={corpus.vocab_size}")
     log("model: medlda-multitask (20 one-vs-all hinge tasks, c=1, ell=64), alpha=1 total, "
-        "beta=0.01, nu2=1; one chain, one thread; samplers 'exact' (QR eta) and 'light'")
-    log(f"settings: kernel step: {args.burnin} exact burn-in steps, then {args.rounds} "
+        "beta=0.01, nu2=1; one chain, one thread; samplers " + ", ".join(args.samplers))
+    log(f"settings: kernel step: {args.burnin} burn-in steps of {args.samplers[0]}, then {args.rounds} "
         f"interleaved timed steps each; fit: {args.fit_rounds} interleaved fits each, "
         f"{args.fit_iterations} timed iterations per fit; medians of CPU s")
     log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
     log(f"machine: {machine_description()}")
     log(f"threads: {THREADS}")
+    width = max(map(len, args.samplers))
     rows = []
     for k in args.topics:
         load = os.getloadavg()
         steps = step_seconds(corpus, k, args)
         fits = fit_seconds(corpus, k, args)
         load_after = os.getloadavg()
-        row = {"K": k, **{f"step {s}": float(np.median(steps[s])) for s in SAMPLERS},
-               **{f"fit {s}": float(np.median(fits[s])) for s in SAMPLERS}}
+        row = {"K": k, **{f"step {s}": float(np.median(steps[s])) for s in args.samplers},
+               **{f"fit {s}": float(np.median(fits[s])) for s in args.samplers}}
         rows.append(row)
         log(f"\nK={k} (load average before {load[0]:.1f}, after {load_after[0]:.1f}): CPU s")
-        for s in SAMPLERS:
-            log(f"  kernel step {s:<6} " + " ".join(f"{x:7.3f}" for x in steps[s])
+        for s in args.samplers:
+            log(f"  kernel step {s:<{width}} " + " ".join(f"{x:7.3f}" for x in steps[s])
                 + f"   median {row[f'step {s}']:7.3f}")
-        for s in SAMPLERS:
-            log(f"  fit iter.   {s:<6} " + " ".join(f"{x:7.3f}" for x in fits[s])
+        for s in args.samplers:
+            log(f"  fit iter.   {s:<{width}} " + " ".join(f"{x:7.3f}" for x in fits[s])
                 + f"   median {row[f'fit {s}']:7.3f}")
 
-    log("\nsummary: median CPU s per iteration; ratio exact / light")
-    head = (f"{'K':>4} | {'step exact':>10} | {'step light':>10} | {'ratio':>6} | "
-            f"{'fit exact':>10} | {'fit light':>10} | {'ratio':>6} | light fit / step")
+    log("\nsummary: median CPU s per iteration; ratio exact / light, per exact sampler")
+    head = (f"{'K':>4} | {'sampler':<{width}} | {'step':>7} | {'ratio':>6} | {'fit':>7} | "
+            f"{'ratio':>6}")
     log(head)
     log("-" * len(head))
     for r in rows:
-        log(f"{r['K']:4d} | {r['step exact']:10.3f} | {r['step light']:10.3f} | "
-            f"{r['step exact'] / r['step light']:6.2f} | {r['fit exact']:10.3f} | "
-            f"{r['fit light']:10.3f} | {r['fit exact'] / r['fit light']:6.2f} | "
-            f"{r['fit light'] / r['step light']:6.2f}")
+        for s in args.samplers:
+            step, fit_ = r[f"step {s}"], r[f"fit {s}"]
+            ratios = ("", "") if s == "light" else (
+                f"{step / r['step light']:6.2f}", f"{fit_ / r['fit light']:6.2f}")
+            log(f"{r['K']:4d} | {s:<{width}} | {step:7.3f} | {ratios[0]:>6} | {fit_:7.3f} | "
+                f"{ratios[1]:>6}")
     with open(args.out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"wrote {os.path.relpath(args.out)}")
