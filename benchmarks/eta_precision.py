@@ -7,8 +7,8 @@ ell = 64, alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news
 one thread.
 
 1. **precision** (K = ``--precision-topics``, 100): the state after ``--precision-iterations``
-   (20) iterations of the exact sampler with the QR draw (``exact:eta=qr``), seed 0; its Gaussian form
-   (psi, rho) [20, D]. Reference: the conditional's mean and covariance by the dense float64
+   (20) iterations of the exact sampler with the QR draw (``exact:eta=qr``), seed 0; its
+   Gaussian form (psi, rho) [20, D]. Reference: the conditional's mean and covariance by the dense float64
    formula in numpy (P = I / nu2 + Zbar^T diag(rho) Zbar, zbar = n_dk / N_d in float64).
    For each draw, |mean - mean_64| / sd_64 (sd_64: the reference posterior standard deviation
    of each coordinate) over the 20 x K coordinates, max and rms; and the relative error of

@@ -155,9 +155,9 @@ def main(argv=None):
     log(f"data: 20news train D={corpus.num_docs} N={corpus.num_tokens} V={corpus.vocab_size}")
     log("model: medlda-multitask (20 one-vs-all hinge tasks, c=1, ell=64), alpha=1 total, "
         "beta=0.01, nu2=1; one chain, one thread; samplers " + ", ".join(args.samplers))
-    log(f"settings: kernel step: {args.burnin} burn-in steps of {args.samplers[0]}, then {args.rounds} "
-        f"interleaved timed steps each; fit: {args.fit_rounds} interleaved fits each, "
-        f"{args.fit_iterations} timed iterations per fit; medians of CPU s")
+    log(f"settings: kernel step: {args.burnin} burn-in steps of {args.samplers[0]}, "
+        f"then {args.rounds} interleaved timed steps each; fit: {args.fit_rounds} interleaved "
+        f"fits each, {args.fit_iterations} timed iterations per fit; medians of CPU s")
     log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
     log(f"machine: {machine_description()}")
     log(f"threads: {THREADS}")

@@ -166,7 +166,8 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
             values[key] = value
     if colon and not values:
         raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
-    if name == "exact" and values.get("eta", SamplerOptions.eta) != "coordinate" and "eta_sweeps" in values:
+    eta = values.get("eta", SamplerOptions.eta)
+    if name == "exact" and eta != "coordinate" and "eta_sweeps" in values:
         raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR and Cholesky "
                          "draws are independent draws, not sweeps)")
     return SamplerOptions(name, **values)

@@ -13,9 +13,9 @@ They were re-recorded there; if a fresh CI machine disagrees again, the cause is
 not a refactoring.
 
 The supervised digests were re-recorded once more when the exact sampler's default eta draw
-became the float64 Cholesky on the host (``kernels.eta.draw_eta_cholesky``, ``exact:eta=cholesky``;
-the float32 QR is now ``exact:eta=qr``): a change meant to change the draws. That draw is plain
-loops in numba, with no LAPACK call, so these digests no longer go through the QR's LAPACK.
+became the float64 Cholesky on the host (``kernels.eta.draw_eta_cholesky``; the float32 QR is
+now ``exact:eta=qr``): a change meant to change the draws. That draw is plain loops in numba,
+with no LAPACK call, so these digests no longer go through the QR's LAPACK.
 """
 
 from __future__ import annotations

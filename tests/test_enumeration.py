@@ -172,8 +172,9 @@ def test_sampler_matches_enumeration(name):
 
 
 # The exact sampler's other eta draws (``exact:eta=...``; the default is ``cholesky``; the
-# moments are tested in tests/test_kernel.py, tests/test_eta_cholesky.py and tests/test_light.py) on the problems that stress eta: extreme
-# c, two tasks, the eps-insensitive pair of augmentations, s2 drawn.
+# moments are tested in tests/test_kernel.py, tests/test_eta_cholesky.py and
+# tests/test_light.py) on the problems that stress eta: extreme c, two tasks, the
+# eps-insensitive pair of augmentations, s2 drawn.
 ETA_OPTION_PROBLEMS = ("logistic-c3", "hinge-c3-ell1", "eps-insensitive-c3",
                        "gaussian-learned-s2", "hinge-two-tasks")
 
@@ -188,8 +189,9 @@ def test_exact_sampler_eta_options_match_enumeration(name, sampler):
 
 
 def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
-    """The default (float64) eta draw with psi's sign flipped (a mutant of the package's own function,
-    ``tests/test_eta_cholesky.MUTANTS``), run in the full kernel, misses the posterior."""
+    """The default (float64) eta draw with psi's sign flipped (a mutant of the package's own
+    function, ``tests/test_eta_cholesky.MUTANTS``), run in the full kernel, misses the
+    posterior."""
     from test_eta_cholesky import MUTANTS
     from test_light import _mutant
     from topiczoo.kernels import eta as eta_module

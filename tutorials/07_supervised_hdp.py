@@ -471,7 +471,7 @@ for name, sf, ma, train_s, predict_s, topics in rows:
 
 # %% [markdown]
 # At full size (100 iterations) the sHDP's multiple average is level with gSLDA's (0.821 against
-# 0.826) and its single final prediction is lower (0.773 against 0.810), for many times the
+# 0.826) and its single final prediction is lower (0.773 against 0.814), for many times the
 # training time (the table's `train s`; wall times on a shared machine): with nearly 200
 # topics per chain one chain's last snapshot is noisy, and
 # averaging over chains and snapshots recovers the accuracy. Here the sHDP does not beat a
