@@ -19,6 +19,10 @@ documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Parts
   time (c). The report compares light with every other sampler run on the same seeds.
 * ``options``: K = 100, ``--grid-iterations``: light with MH steps in ``--mh-steps`` and mixed
   or cycled proposals.
+* ``monitors``: K = ``--seeds-topics``, ``--seeds-iterations`` iterations, exact and light (or
+  ``--samplers``), seeds ``--seeds``, no prediction: the label-invariant monitors ||eta||,
+  log p(W | Z) and the training loss every ``--monitor-lag`` (10) iterations, to see whether
+  and when each chain levels off.
 * ``rss``: peak resident memory (VmHWM) of fresh processes that load 20news and run ``fit``
   (K = 400, one chain, ``--rss-iterations`` iterations) with the light and the exact sampler.
 
@@ -61,7 +65,8 @@ THREADS = single_thread()
 import numpy as np  # noqa: E402
 
 STEM = "light_20news"
-PARTS = ("grid", "seeds", "options", "rss")
+PARTS = ("grid", "seeds", "options", "monitors", "rss")
+MONITORS = ("eta_norm", "log_likelihood", "train_loss")
 
 
 def parse_args(argv=None):
@@ -74,6 +79,7 @@ def parse_args(argv=None):
     p.add_argument("--seeds-topics", type=int, default=100)
     p.add_argument("--seeds-iterations", type=int, default=100)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--monitor-lag", type=int, default=10)
     p.add_argument("--mh-steps", type=int, nargs="+", default=[2, 6])
     p.add_argument("--rss-iterations", type=int, default=5)
     p.add_argument("--test-burnin", type=int, default=10)
@@ -182,6 +188,26 @@ def part_seeds(ds, args):
         for sampler in args.samplers or ("light", "exact"):
             yield run_ours(ds, args.seeds_topics, sampler, args.seeds_iterations,
                            args.curve_lag, seed, args)
+
+
+def part_monitors(ds, args):
+    from topiczoo.fit import fit
+
+    for seed in args.seeds:
+        for sampler in args.samplers or ("light", "exact"):
+            model = build(args.seeds_topics, ds.train)
+            result = fit(model, ds.train, sampler=sampler, num_chains=1,
+                         num_iterations=args.seeds_iterations, num_burnin=0, num_snapshots=1,
+                         seed=seed, progress=False)
+            at = list(range(args.monitor_lag, args.seeds_iterations + 1, args.monitor_lag))
+            row = {"sampler": result.sampler, "K": args.seeds_topics, "seed": seed,
+                   "iterations": args.seeds_iterations, "monitor_iterations": at,
+                   **{name: [float(np.asarray(result.draws[name])[0, i - 1]) for i in at]
+                      for name in MONITORS}}
+            log(f"  {result.sampler:<32} K={args.seeds_topics:<4d} seed {seed}: "
+                + ", ".join(f"{name} {row[name][-1]:.4g}" for name in MONITORS)
+                + f" at iteration {at[-1]}")
+            yield row
 
 
 def part_options(ds, args):
@@ -368,6 +394,20 @@ def report(args):
         checks.append(f"(c){tag} K = {k}, {n} iterations: light accuracy within {other}'s CPU time "
                       f"{mean_at:.4f} vs {other} {mean_e:.4f} (mean over seeds): "
                       f"{'met' if mean_at >= mean_e else 'NOT met'}")
+    monitors = parts["monitors"]
+    if monitors:
+        rows = monitors["rows"]
+        md += [f"## Label-invariant monitors, K = {rows[0]['K']} (no prediction)", "",
+               "| sampler | seed | monitor | " + " | ".join(
+                   f"it {i}" for i in _monitor_columns(rows[0]["monitor_iterations"])) + " |",
+               "|---|---|---|" + "---|" * len(_monitor_columns(rows[0]["monitor_iterations"]))]
+        for r in rows:
+            columns = _monitor_columns(r["monitor_iterations"])
+            for name in MONITORS:
+                values = dict(zip(r["monitor_iterations"], r[name]))
+                md.append(f"| {r['sampler']} | {r['seed']} | {name} | "
+                          + " | ".join(f"{values[i]:.4g}" for i in columns) + " |")
+        md.append("")
     options = parts["options"]
     if options:
         md += ["## Light sampler options (K = 100, seed 0)", "",
@@ -395,6 +435,12 @@ def report(args):
     print("\n".join(md))
     if grid:
         _figure(grid["rows"], seeds["rows"] if seeds else [], Path(args.out) / f"{STEM}.png")
+
+
+def _monitor_columns(iterations):
+    """At most 7 of the recorded iterations, evenly spread, the first and the last included."""
+    picks = np.unique(np.linspace(0, len(iterations) - 1, min(7, len(iterations))).round())
+    return [iterations[int(i)] for i in picks]
 
 
 def _figure(grid, seeds, path):
@@ -434,7 +480,8 @@ def main(argv=None):
         rows = part_rss(args)
     else:
         ds = load(args)
-        rows = {"grid": part_grid, "seeds": part_seeds, "options": part_options}[args.part](
+        rows = {"grid": part_grid, "seeds": part_seeds, "options": part_options,
+                "monitors": part_monitors}[args.part](
             ds, args)
     record = {"command": command_line(__file__), "threads": THREADS, "load": load0,
               "rows": []}
