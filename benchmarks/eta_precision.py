@@ -8,12 +8,12 @@ one thread.
 
 1. **precision** (K = ``--precision-topics``, 100): the state after ``--precision-iterations``
    (20) iterations of the exact sampler with the QR draw (``exact:eta=qr``), seed 0; its
-   Gaussian form (psi, rho) [20, D]. Reference: the conditional's mean and covariance by the dense float64
-   formula in numpy (P = I / nu2 + Zbar^T diag(rho) Zbar, zbar = n_dk / N_d in float64).
-   For each draw, |mean - mean_64| / sd_64 (sd_64: the reference posterior standard deviation
-   of each coordinate) over the 20 x K coordinates, max and rms; and the relative error of
-   the draw's own posterior sd (from its factor: R for the QR, the host's is the reference's
-   factor up to rounding).
+   Gaussian form (psi, rho) [20, D]. Reference: the conditional's mean and covariance by the
+   dense float64 formula in numpy (P = I / nu2 + Zbar^T diag(rho) Zbar, zbar = n_dk / N_d in
+   float64). For each draw, |mean - mean_64| / sd_64 (sd_64: the reference posterior standard
+   deviation of each coordinate) over the 20 x K coordinates, max and rms; and the relative
+   error of the draw's own posterior sd (from its factor: R for the QR, the host's is the
+   reference's factor up to rounding).
 2. **cost**: for K in ``--cost-topics`` (20, 100, 400), a state after ``--cost-iterations``
    light iterations (cheap at large K; the sparsity of zbar is what matters), CPU seconds
    (``time.process_time``, one thread) per eta block with 20 tasks, jitted, as the exact
