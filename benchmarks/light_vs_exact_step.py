@@ -15,7 +15,7 @@ the float32 QR that was the default before, and ``light``):
    counts rebuilt from z). Then ``--rounds`` rounds, each one step of every sampler in turn
    (each chain advancing), after one untimed step of each. Median CPU seconds per step.
 2. **fit** (``topiczoo.fit.fit``, one chain, no snapshots, from the same seed, so the same
-   initial Z for both samplers): ``fit(num_iterations=1 + n, num_burnin=1, chunk=1 + n)``
+   initial Z for every sampler): ``fit(num_iterations=1 + n, num_burnin=1, chunk=1 + n)``
    with n = ``--fit-iterations``, CPU seconds of its second chunk (iterations 2 to 1 + n, one
    ``MCMC.run``, read by ``fit``'s callback) divided by n: numpyro's loop, the monitors'
    collection and ``fit``'s bookkeeping included. One untimed fit of each sampler first (the

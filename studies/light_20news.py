@@ -397,16 +397,15 @@ def report(args):
     monitors = parts["monitors"]
     if monitors:
         rows = monitors["rows"]
+        columns = _monitor_columns(rows[0]["monitor_iterations"])
         md += [f"## Label-invariant monitors, K = {rows[0]['K']} (no prediction)", "",
-               "| sampler | seed | monitor | " + " | ".join(
-                   f"it {i}" for i in _monitor_columns(rows[0]["monitor_iterations"])) + " |",
-               "|---|---|---|" + "---|" * len(_monitor_columns(rows[0]["monitor_iterations"]))]
+               "| sampler | seed | monitor | " + " | ".join(f"it {i}" for i in columns) + " |",
+               "|---|---|---|" + "---|" * len(columns)]
         for r in rows:
-            columns = _monitor_columns(r["monitor_iterations"])
             for name in MONITORS:
                 values = dict(zip(r["monitor_iterations"], r[name]))
-                md.append(f"| {r['sampler']} | {r['seed']} | {name} | "
-                          + " | ".join(f"{values[i]:.4g}" for i in columns) + " |")
+                cells = (f"{values[i]:.4g}" if i in values else "-" for i in columns)
+                md.append(f"| {r['sampler']} | {r['seed']} | {name} | " + " | ".join(cells) + " |")
         md.append("")
     options = parts["options"]
     if options:
