@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""The exact sampler's eta draw: float32 QR (``draw_eta``) against float64 Cholesky on the host
-(``draw_eta_cholesky``) on real 20news states: precision and cost (issue 11 (d)).
+"""The eta draws: float32 QR (``draw_eta``), float64 Cholesky on the host (``draw_eta_cholesky``)
+and a float64 coordinate-wise pass on the host (``draw_eta_coordinatewise``, the light sampler's)
+on real 20news states: precision and cost (issue 11).
 
 Multi-task Gibbs MedLDA as in ``studies/light_20news.py`` (20 one-vs-all hinge tasks, c = 1,
 ell = 64, alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news")``, one chain,
@@ -13,12 +14,16 @@ one thread.
    float64). For each draw, |mean - mean_64| / sd_64 (sd_64: the reference posterior standard
    deviation of each coordinate) over the 20 x K coordinates, max and rms; and the relative
    error of the draw's own posterior sd (from its factor: R for the QR, the host's is the
-   reference's factor up to rounding).
+   reference's factor up to rounding). The coordinate-wise pass is a Markov step, not a draw
+   of the mean: from eta = the reference mean (float32), one pass against the same pass in
+   dense float64 numpy with the same normals (the host's numba generator is numpy's legacy
+   MT19937), |pass - pass_64| / sd_k (the host's float64 result, before the sampler rounds it
+   to float32; that rounding is given too), sd_k = 1 / sqrt(P_kk) each coordinate's conditional sd.
 2. **cost**: for K in ``--cost-topics`` (20, 100, 400), a state after ``--cost-iterations``
    light iterations (cheap at large K; the sparsity of zbar is what matters), CPU seconds
    (``time.process_time``, one thread) per eta block with 20 tasks, jitted, as the exact
-   sampler calls it: the QR draw from zbar, the Cholesky draw through its ``pure_callback``
-   from the tokens; median of ``--repeats`` calls, the two interleaved in one process.
+   sampler calls it: the QR draw from zbar, the Cholesky draw and one coordinate-wise pass
+   through their ``pure_callback`` from the tokens; median of ``--repeats`` calls, the two interleaved in one process.
 
 Usage::
 
@@ -46,8 +51,9 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from topiczoo.kernels.eta import (draw_eta, draw_eta_cholesky, eta_cholesky_host,  # noqa: E402
-                                  eta_conditional_factor)
+from topiczoo.kernels.eta import (_numba_seed, _seed_from_key, draw_eta,  # noqa: E402
+                                  draw_eta_cholesky, draw_eta_coordinatewise, eta_cholesky_host,
+                                  eta_conditional_factor, eta_coordinatewise_host)
 from topiczoo.kernels.topics import topic_proportions  # noqa: E402
 
 NU2 = 1.0
@@ -106,6 +112,25 @@ def reference(n_dk, psi, rho):
     return np.array(means), np.sqrt(np.einsum("tkk->tk", covs)), covs
 
 
+def reference_pass(eta, n_dk, psi, rho, noise):
+    """One coordinate-wise pass in dense float64 (the update of ``draw_eta_coordinatewise``)
+    with the given normals [K, T]; returns (eta [T, K], each coordinate's conditional sd)."""
+    n_dk = np.asarray(n_dk, np.float64)
+    zbar = n_dk / np.maximum(n_dk.sum(1, keepdims=True), 1)
+    psi, rho = np.asarray(psi, np.float64), np.asarray(rho, np.float64)
+    eta = np.array(eta, np.float64)
+    precision = 1.0 / NU2 + rho @ zbar**2
+    linear = psi @ zbar
+    omega = eta @ zbar.T
+    for k in range(zbar.shape[1]):
+        old = eta[:, k].copy()
+        gradient = (rho * omega) @ zbar[:, k]
+        mean = (linear[:, k] - gradient + old * (precision[:, k] - 1.0 / NU2)) / precision[:, k]
+        eta[:, k] = mean + noise[k] / np.sqrt(precision[:, k])
+        omega += (eta[:, k] - old)[:, None] * zbar[:, k][None, :]
+    return eta, 1.0 / np.sqrt(precision)
+
+
 def precision_part(ds, args):
     k = args.precision_topics
     data, z, n_dk, n_k, psi, rho = state_after(ds, k, "exact:eta=qr", args.precision_iterations)
@@ -128,6 +153,19 @@ def precision_part(ds, args):
                       # its covariance by whitened draws)
                       "max_sd_relative_error": None if sd is None else
                       float(np.abs(sd / sd64 - 1).max())}
+    start = mean64.astype(np.float32)
+    key = jax.random.PRNGKey(1)
+    seed = _numba_seed(_seed_from_key(key))
+    one_pass = eta_coordinatewise_host(start, z, np.asarray(data.doc_offsets), np.asarray(psi),
+                                       np.asarray(rho), NU2, seed)
+    normals = np.random.RandomState(seed).standard_normal((k, psi.shape[0]))
+    pass64, sd_k = reference_pass(start, n_dk, psi, rho, normals)
+    err = np.abs(one_pass - pass64) / sd_k
+    rows["coordinatewise_pass_float64"] = {
+        "max_mean_error_sd": float(err.max()), "rms_mean_error_sd": float(np.sqrt(np.mean(err**2))),
+        "max_sd_relative_error": None,
+        # the rounding to float32 of its result (what the sampler keeps), for scale
+        "float32_rounding_sd": float((np.abs(pass64 - pass64.astype(np.float32)) / sd_k).max())}
     psi_np, rho_np = np.asarray(psi), np.asarray(rho)
     return {"K": k, "iterations": args.precision_iterations, "tasks": int(psi_np.shape[0]),
             "rho_range": [float(rho_np.min()), float(rho_np.max())],
@@ -142,14 +180,18 @@ def cost_part(ds, args):
     def chol(key, z, offsets, n_k, psi, rho):
         return draw_eta_cholesky(key, z, offsets, n_k, psi, rho, NU2, skip_empty=False)
 
+    coordinate = jax.jit(draw_eta_coordinatewise, static_argnums=(6, 7))
     out = []
     for k in args.cost_topics:
         data, z, n_dk, n_k, psi, rho = state_after(ds, k, "light", args.cost_iterations)
         zbar = topic_proportions(jnp.asarray(n_dk))
         zj, nkj = jnp.asarray(z), jnp.asarray(n_k)
+        eta = jnp.zeros((psi.shape[0], k), jnp.float32)  # the pass's cost does not depend on it
         nnz = (np.asarray(n_dk) > 0).sum(1)
         calls = {"qr": lambda key: qr(key, zbar, psi, rho, NU2),
-                 "cholesky": lambda key: chol(key, zj, data.doc_offsets, nkj, psi, rho)}
+                 "cholesky": lambda key: chol(key, zj, data.doc_offsets, nkj, psi, rho),
+                 "coordinate": lambda key: coordinate(key, eta, zj, data.doc_offsets, psi, rho,
+                                                      NU2, 1)}
         times = {name: [] for name in calls}
         key = jax.random.PRNGKey(0)
         for name, call in calls.items():  # compile
@@ -167,7 +209,8 @@ def cost_part(ds, args):
                "cpu_seconds_all": times, "load": os.getloadavg()[0]}
         row["cholesky_over_qr"] = row["cpu_seconds"]["cholesky"] / row["cpu_seconds"]["qr"]
         print(f"K={k}: QR {row['cpu_seconds']['qr']:.3f} s, Cholesky "
-              f"{row['cpu_seconds']['cholesky']:.3f} s per eta block (ratio "
+              f"{row['cpu_seconds']['cholesky']:.3f} s, coordinate-wise pass "
+              f"{row['cpu_seconds']['coordinate']:.3f} s per eta block (Cholesky / QR "
               f"{row['cholesky_over_qr']:.2f}; mean nnz/doc {row['mean_nnz_per_doc']:.1f})",
               flush=True)
         out.append(row)
@@ -176,7 +219,8 @@ def cost_part(ds, args):
 
 def markdown(record) -> str:
     p = record["precision"]
-    md = ["# The exact sampler's eta draw: float32 QR vs float64 Cholesky (eta_precision.py)", "",
+    md = ["# The eta draws: float32 QR, float64 Cholesky, float64 coordinate-wise pass "
+          "(eta_precision.py)", "",
           f"`{record['command']}`; load average {record['machine'].get('load_average')}; "
           f"one thread ({record['machine']['cpu']}).", "",
           f"## Precision: 20news multi-task MedLDA, K = {p['K']}, state after {p['iterations']} "
@@ -184,7 +228,10 @@ def markdown(record) -> str:
           f"rho in [{p['rho_range'][0]:.3g}, {p['rho_range'][1]:.3g}], psi in "
           f"[{p['psi_range'][0]:.3g}, {p['psi_range'][1]:.3g}]; {p['empty_topics']} empty "
           "topics. Errors against the dense float64 formula (numpy), in posterior standard "
-          "deviations per coordinate:", "",
+          "deviations per coordinate (the coordinate-wise pass: against the same pass in "
+          "float64 numpy with the same normals, in each coordinate's conditional sd; the "
+          "sampler's rounding of its result to float32 is "
+          f"{p['draws']['coordinatewise_pass_float64']['float32_rounding_sd']:.3g}):", "",
           "| draw | max \\|mean - mean_64\\| / sd | rms | max \\|sd / sd_64 - 1\\| |",
           "|---|---|---|---|"]
     for name, r in p["draws"].items():
@@ -194,11 +241,13 @@ def markdown(record) -> str:
     md += ["", "## Cost: CPU seconds per eta block (20 tasks, jitted, median of "
            f"{record['args']['repeats']}; states after {record['args']['cost_iterations']} light "
            "iterations)", "",
-           "| K | mean nnz per doc | QR float32 (XLA) | Cholesky float64 (host) | Cholesky / QR |",
-           "|---|---|---|---|---|"]
+           "| K | mean nnz per doc | QR float32 (XLA) | Cholesky float64 (host) | Cholesky / QR "
+           "| coordinate-wise pass float64 (host) |",
+           "|---|---|---|---|---|---|"]
     for r in record["cost"]:
         md.append(f"| {r['K']} | {r['mean_nnz_per_doc']:.1f} | {r['cpu_seconds']['qr']:.3f} | "
-                  f"{r['cpu_seconds']['cholesky']:.3f} | {r['cholesky_over_qr']:.2f} |")
+                  f"{r['cpu_seconds']['cholesky']:.3f} | {r['cholesky_over_qr']:.2f} | "
+                  f"{r['cpu_seconds']['coordinate']:.3f} |")
     return "\n".join(md) + "\n"
 
 

@@ -134,7 +134,7 @@ def _zbar(data, n_dk):
     return jnp.asarray(n_dk / data.lengths[:, None], jnp.float32)
 
 
-_coordinatewise = jax.jit(draw_eta_coordinatewise, static_argnums=(5, 6))
+_coordinatewise = jax.jit(draw_eta_coordinatewise, static_argnums=(6, 7))
 _qr = jax.jit(draw_eta, static_argnums=(4,))
 
 
@@ -161,7 +161,7 @@ def warm_state(data, num_topics, iterations, num_steps, seed=0):
         key, k_eta, k_aug = jax.random.split(key, 3)
         zbar = _zbar(data, s["n_dk"])
         psi, rho = data.response.gaussian_form(data.y, s["aug"])
-        s["eta"] = _coordinatewise(k_eta, s["eta"], zbar, psi, rho, NU2, 1)
+        s["eta"] = _coordinatewise(k_eta, s["eta"], s["z"], data.offsets, psi, rho, NU2, 1)
         omega = s["eta"] @ zbar.T
         s["aug"] = data.response.draw_augmentation(k_aug, data.y, omega, s["aug"])
         psi, rho = data.response.gaussian_form(data.y, s["aug"])
@@ -244,12 +244,13 @@ def measure(data, s, num_topics, repeats, num_steps, seed):
     zbar = _zbar(data, s["n_dk"])
     key = jax.random.PRNGKey(seed)
     jax.block_until_ready(_qr(key, zbar, s["psi"], s["rho"], NU2))
-    jax.block_until_ready(_coordinatewise(key, s["eta"], zbar, s["psi"], s["rho"], NU2, 1))
+    jax.block_until_ready(_coordinatewise(key, s["eta"], s["z"], data.offsets, s["psi"], s["rho"],
+                                          NU2, 1))
     out["eta_qr_ms"] = [1e3 * x for x in timed(
         lambda: jax.block_until_ready(_qr(key, zbar, s["psi"], s["rho"], NU2)), repeats)]
     out["eta_coordinatewise_ms"] = [1e3 * x for x in timed(
-        lambda: jax.block_until_ready(_coordinatewise(key, s["eta"], zbar, s["psi"], s["rho"],
-                                                      NU2, 1)), repeats)]
+        lambda: jax.block_until_ready(_coordinatewise(key, s["eta"], s["z"], data.offsets,
+                                                      s["psi"], s["rho"], NU2, 1)), repeats)]
     return out
 
 
@@ -270,12 +271,14 @@ def rss_probe(num_topics, sampler, iterations, num_steps):
         zbar = topics.n_dk.astype(jnp.float32) / lengths[:, None]
         psi, rho = response.gaussian_form(data.y, aug)
         if sampler == "light":
-            eta = draw_eta_coordinatewise(k_eta, eta, zbar, psi, rho, NU2, 1)
+            eta = draw_eta_coordinatewise(k_eta, eta, topics.z, data.jax_offsets, psi, rho,
+                                          NU2, 1)
             topics = light_topics_step(k_z, topics, data.jax_words, data.jax_offsets, eta, psi,
                                        rho, alpha, BETA, word_offsets=w_off, word_tokens=w_tok,
                                        num_steps=num_steps)
         elif sampler == "light-z":  # the state is (z, n_dk): topics.n_wk is a [0, K] stub
-            eta = draw_eta_coordinatewise(k_eta, eta, zbar, psi, rho, NU2, 1)
+            eta = draw_eta_coordinatewise(k_eta, eta, topics.z, data.jax_offsets, psi, rho,
+                                          NU2, 1)
             z, n_dk = light_assignments_step(
                 k_z, topics.z, data.jax_words, data.jax_offsets, eta, psi, rho, alpha, BETA,
                 num_topics=num_topics, vocab_size=data.vocab_size, word_offsets=w_off,

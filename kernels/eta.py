@@ -10,10 +10,13 @@ square root of P's, so the draw stays finite in float32 even when rho spans many
 magnitude (c = 256; a hinge augmentation with the margin near 0). Cost O((D + K) K^2) per task.
 
 :func:`draw_eta_coordinatewise` (LightMedLDA) is the alternative for large K: one Gibbs pass
-over the coordinates of each task, each from its exact univariate conditional, O(D K) per task
-and pass. It is a Markov step that leaves the same Gaussian invariant (it needs the current
-eta), not an independent draw. On 20news with 20 tasks a pass costs 4 ms at K = 20 and about
-0.1 s at K = 400, against 44 ms and 2.5 s for the QR draw (``benchmarks/light_scaling.py``).
+over the coordinates of each task, each from its exact univariate conditional. It is a Markov
+step that leaves the same Gaussian invariant (it needs the current eta), not an independent
+draw. It runs on the host in float64 over the sparse zbar rows read off the tokens,
+O(T sum_d nnz_d) per pass plus O(N) once: with 20 tasks on 20news 10 / 13 / 16 ms at
+K = 20 / 100 / 400, and it agrees with the same pass in dense float64 to 6e-11 conditional sd
+(``benchmarks/eta_precision.py``). (It used to be a dense float32 pass in XLA, O(D K T): off
+by up to 0.065 conditional sd, and 70-78 ms at K = 400.)
 
 :func:`draw_eta_cholesky` is the same independent draw computed on the host in float64 (a
 Cholesky of P built from sparse zbar rows read off the tokens, O(sum_d nnz_d^2 / 2 + K^3 / 3)
@@ -72,55 +75,6 @@ def draw_eta(key, zbar, psi, rho, nu2: float):
     return jax.vmap(one_task)(keys, psi, rho)
 
 
-def draw_eta_coordinatewise(key, eta, zbar, psi, rho, nu2: float, num_sweeps: int = 1):
-    """Coordinate-wise Gibbs for eta (LightMedLDA): ``num_sweeps`` passes over the K
-    coordinates of every task, each coordinate drawn from its exact Gaussian conditional.
-
-    For task t and coordinate k, with omega_d = eta_t . zbar_d the documents' current scores,
-
-        precision P_k = 1/nu2 + sum_d rho_d zbar_dk^2,
-        P_k * mean_k  = sum_d zbar_dk psi_d - sum_d zbar_dk rho_d omega_d + eta_tk (P_k - 1/nu2)
-
-    (the last two terms are sum_d zbar_dk rho_d times the score without coordinate k). After
-    each draw the scores are updated in place, omega_d += (new - old) zbar_dk, so a pass costs
-    O(D K) per task and no K x K matrix is formed. Each coordinate update leaves the Gaussian
-    conditional of eta_t (:func:`eta_conditional_factor`) invariant, hence so does a pass: a
-    Markov chain step, not an independent draw (unlike :func:`draw_eta`), so the current eta
-    is an argument.
-
-    Args:
-      key: JAX PRNG key; eta: float32 [T, K] current weights; zbar: float32 [D, K];
-      psi, rho: float32 [T, D]; nu2: prior variance; num_sweeps: passes (static).
-    Returns the new eta [T, K].
-    """
-    num_topics = zbar.shape[1]
-    dtype = zbar.dtype
-    eta = eta.astype(dtype)
-    psi = psi.astype(dtype)
-    rho = rho.astype(dtype)
-    zbar_t = zbar.T  # [K, D]: one contiguous row per coordinate
-    precision = 1.0 / nu2 + rho @ (zbar * zbar)  # [T, K]
-    linear = psi @ zbar  # [T, K]
-    prior = jnp.asarray(1.0 / nu2, dtype)
-    noise = jax.random.normal(key, (num_sweeps, num_topics, eta.shape[0]), dtype)
-    omega = eta @ zbar_t  # [T, D]
-
-    def coordinate(i, carry):
-        eta, omega = carry
-        k = i % num_topics
-        column = zbar_t[k]  # [D]
-        prec_k = precision[:, k]
-        old = eta[:, k]
-        gradient = (rho * omega) @ column  # [T]
-        mean = (linear[:, k] - gradient + old * (prec_k - prior)) / prec_k
-        new = mean + noise[i // num_topics, k] * jax.lax.rsqrt(prec_k)
-        omega = omega + (new - old)[:, None] * column[None, :]
-        return eta.at[:, k].set(new), omega
-
-    eta, _ = jax.lax.fori_loop(0, num_sweeps * num_topics, coordinate, (eta, omega))
-    return eta
-
-
 # ---------------------------------------------------------------------------------------------
 # The float64 host draw (Cholesky of the precision from sparse zbar rows)
 
@@ -156,6 +110,37 @@ def _host_batched(one, core_ndim0):
 
 
 @numba.njit(cache=True, nogil=True)
+def _sparse_zbar(z, doc_offsets, position, num_topics):
+    """zbar's nonzero entries, document by document, read off the tokens.
+
+    position: int [Kcap] each topic slot's column (-1: never seen by the tokens of z); returns
+    (row_start int64 [D + 1], column int64 [nnz], proportion float64 [nnz]): document d's
+    entries are [row_start[d], row_start[d + 1]), columns in order of first occurrence.
+    """
+    num_docs = doc_offsets.shape[0] - 1
+    nnz_pos = np.empty(z.shape[0], np.int64)
+    nnz_val = np.empty(z.shape[0])
+    row_start = np.zeros(num_docs + 1, np.int64)
+    count = np.zeros(num_topics)
+    nnz = 0
+    for d in range(num_docs):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        for i in range(start, end):
+            p = position[z[i]]
+            if count[p] == 0.0:
+                nnz_pos[nnz] = p
+                nnz += 1
+            count[p] += 1.0
+        for j in range(row_start[d], nnz):
+            p = nnz_pos[j]
+            nnz_val[j] = count[p] / (end - start)
+            count[p] = 0.0
+        row_start[d + 1] = nnz
+    return row_start, nnz_pos[:nnz], nnz_val[:nnz]
+
+
+@numba.njit(cache=True, nogil=True)
 def _eta_cholesky(z, doc_offsets, n_k, psi, rho, nu2, seed, eta, noise, skip_empty):
     """eta [T, Kcap] (float64, filled in place) from its Gaussian conditional.
 
@@ -178,26 +163,7 @@ def _eta_cholesky(z, doc_offsets, n_k, psi, rho, nu2, seed, eta, noise, skip_emp
             position[k] = num_topics
             occupied[num_topics] = k
             num_topics += 1
-    # sparse zbar rows: (position, proportion) per document, from the tokens
-    nnz_pos = np.empty(z.shape[0], np.int64)
-    nnz_val = np.empty(z.shape[0])
-    row_start = np.zeros(num_docs + 1, np.int64)
-    count = np.zeros(num_topics)
-    nnz = 0
-    for d in range(num_docs):
-        start = doc_offsets[d]
-        end = doc_offsets[d + 1]
-        for i in range(start, end):
-            p = position[z[i]]
-            if count[p] == 0.0:
-                nnz_pos[nnz] = p
-                nnz += 1
-            count[p] += 1.0
-        for j in range(row_start[d], nnz):
-            p = nnz_pos[j]
-            nnz_val[j] = count[p] / (end - start)
-            count[p] = 0.0
-        row_start[d + 1] = nnz
+    row_start, nnz_pos, nnz_val = _sparse_zbar(z, doc_offsets, position, num_topics)
     for t in range(num_tasks):
         for k in range(capacity):
             eta[t, k] = 0.0
@@ -309,5 +275,140 @@ def draw_eta_cholesky(key, z, doc_offsets, n_k, psi, rho, nu2: float, *, skip_em
         _host_eta_cholesky(float(nu2), bool(skip_empty), bool(noise)),
         (jax.ShapeDtypeStruct((psi.shape[0], n_k.shape[0]), jnp.float32),),
         z, doc_offsets, n_k, psi, rho, seed, vmap_method="expand_dims",
+    )
+    return eta
+
+
+# ---------------------------------------------------------------------------------------------
+# Coordinate-wise Gibbs (LightMedLDA), float64 on the host over the same sparse zbar
+
+
+@numba.njit(cache=True, nogil=True)
+def _eta_coordinatewise(row_start, column, proportion, eta, psi, rho, nu2, num_sweeps, seed):
+    """``num_sweeps`` passes of coordinate-wise Gibbs over eta [T, K] (float64, in place).
+
+    zbar is given by its nonzero entries (:func:`_sparse_zbar`, columns 0..K-1); psi, rho
+    float64 [T, D]. For task t and coordinate k, with omega_d = eta_t . zbar_d,
+
+        P_k = 1/nu2 + sum_d rho_td zbar_dk^2,
+        P_k * mean_k = sum_d zbar_dk psi_td - sum_d zbar_dk rho_td omega_td
+                       + eta_tk (P_k - 1/nu2),
+
+    sums over the documents that hold topic k only; after each draw the scores of those
+    documents move by (new - old) zbar_dk. Normals from ``seed``, pass by pass, coordinate by
+    coordinate, task by task.
+    """
+    np.random.seed(seed)
+    num_tasks, num_topics = eta.shape
+    num_docs = row_start.shape[0] - 1
+    nnz = column.shape[0]
+    # zbar by columns: the documents that hold each topic (a counting sort of the rows)
+    col_start = np.zeros(num_topics + 1, np.int64)
+    for j in range(nnz):
+        col_start[column[j] + 1] += 1
+    for k in range(num_topics):
+        col_start[k + 1] += col_start[k]
+    fill = col_start[:-1].copy()
+    col_doc = np.empty(nnz, np.int64)
+    col_val = np.empty(nnz)
+    for d in range(num_docs):
+        for j in range(row_start[d], row_start[d + 1]):
+            k = column[j]
+            col_doc[fill[k]] = d
+            col_val[fill[k]] = proportion[j]
+            fill[k] += 1
+    # task innermost: a document's entries of every task are contiguous
+    psi_dt = np.ascontiguousarray(psi.T)
+    rho_dt = np.ascontiguousarray(rho.T)
+    omega = np.zeros((num_docs, num_tasks))
+    for d in range(num_docs):
+        for j in range(row_start[d], row_start[d + 1]):
+            k = column[j]
+            v = proportion[j]
+            for t in range(num_tasks):
+                omega[d, t] += eta[t, k] * v
+    prior = 1.0 / nu2
+    precision = np.empty(num_tasks)
+    linear = np.empty(num_tasks)
+    gradient = np.empty(num_tasks)
+    delta = np.empty(num_tasks)
+    for _ in range(num_sweeps):
+        for k in range(num_topics):
+            for t in range(num_tasks):
+                precision[t] = prior
+                linear[t] = 0.0
+                gradient[t] = 0.0
+            for j in range(col_start[k], col_start[k + 1]):
+                d = col_doc[j]
+                v = col_val[j]
+                for t in range(num_tasks):
+                    rv = rho_dt[d, t] * v
+                    precision[t] += rv * v
+                    linear[t] += psi_dt[d, t] * v
+                    gradient[t] += rv * omega[d, t]
+            for t in range(num_tasks):
+                old = eta[t, k]
+                mean = (linear[t] - gradient[t] + old * (precision[t] - prior)) / precision[t]
+                new = mean + np.random.standard_normal() / math.sqrt(precision[t])
+                eta[t, k] = new
+                delta[t] = new - old
+            for j in range(col_start[k], col_start[k + 1]):
+                d = col_doc[j]
+                v = col_val[j]
+                for t in range(num_tasks):
+                    omega[d, t] += delta[t] * v
+
+
+def eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2: float, seed: int = 0,
+                            num_sweeps: int = 1) -> np.ndarray:
+    """The host side of :func:`draw_eta_coordinatewise` for one chain, on numpy arrays.
+
+    Args:
+      eta: [T, K] current weights; z: int [N] topic of each token; doc_offsets: int [D + 1];
+      psi, rho: [T, D] (converted to float64); nu2: prior variance; seed: numba seed (int);
+      num_sweeps: passes.
+    Returns float64 [T, K].
+    """
+    num_topics = np.shape(eta)[1]
+    rows = _sparse_zbar(np.asarray(z), np.asarray(doc_offsets), np.arange(num_topics),
+                        num_topics)
+    out = np.array(eta, np.float64)
+    _eta_coordinatewise(*rows, out, np.asarray(psi, np.float64), np.asarray(rho, np.float64),
+                        float(nu2), int(num_sweeps), int(seed))
+    return out
+
+
+def _host_eta_coordinatewise(nu2, num_sweeps):
+    def one(eta, z, doc_offsets, psi, rho, seed):
+        out = eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2, _numba_seed(seed),
+                                      num_sweeps)
+        return (out.astype(np.float32),)
+
+    return _host_batched(one, 2)
+
+
+def draw_eta_coordinatewise(key, eta, z, doc_offsets, psi, rho, nu2: float,
+                            num_sweeps: int = 1):
+    """Coordinate-wise Gibbs for eta (LightMedLDA): ``num_sweeps`` passes over the K
+    coordinates of every task, each coordinate drawn from its exact Gaussian conditional, on
+    the host in float64 (:func:`_eta_coordinatewise`).
+
+    Each coordinate update leaves the Gaussian conditional of eta_t (:func:`draw_eta`'s)
+    invariant, hence so does a pass: a Markov chain step, not an independent draw, so the
+    current eta is an argument. zbar is read off the tokens as sparse rows, so a pass costs
+    O(T sum_d nnz_d) (nnz_d = the distinct topics of document d) plus O(N) once, and no K x K
+    matrix is formed.
+
+    Args:
+      key: JAX PRNG key (the host seed is derived from it); eta: float32 [T, K] current
+        weights; z: int32 [N] topic of each token; doc_offsets: int [D + 1];
+      psi, rho: float32 [T, D]; nu2: prior variance; num_sweeps: passes (static).
+    Returns the new eta, float32 [T, K]. Works under jit, lax loops and vmap (chains: one host
+    call loops over them).
+    """
+    (eta,) = jax.pure_callback(
+        _host_eta_coordinatewise(float(nu2), int(num_sweeps)),
+        (jax.ShapeDtypeStruct(eta.shape, jnp.float32),),
+        eta, z, doc_offsets, psi, rho, _seed_from_key(key), vmap_method="expand_dims",
     )
     return eta

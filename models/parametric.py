@@ -9,10 +9,10 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
   Options (``eta=``): ``cholesky`` (default; float64 on the host from sparse zbar rows,
   ``kernels.eta.draw_eta_cholesky``), ``qr`` (the same conditional by a float32 QR in XLA,
   ``draw_eta``: no host callback, less accurate) or ``coordinate`` (coordinate-wise Gibbs,
-  ``draw_eta_coordinatewise``).
+  float64 on the host, ``draw_eta_coordinatewise``).
 * ``"light"`` (LightMedLDA): the same cycle with blocks whose cost does not grow with K per
-  token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, O(D K) per
-  task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
+  token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, float64 on
+  the host, O(sum_d nnz_d) per task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
   the same augmentation draw. Each block leaves the posterior invariant, so the cycle targets
   the same posterior as the exact sampler.
 
@@ -97,8 +97,8 @@ class SamplerOptions:
       in float64 on the host from sparse zbar rows, O(sum_d nnz_d^2 / 2 + K^3 / 3)), ``"qr"``
       (the same draw by a float32 QR in XLA, O((D + K) K^2); its mean can be off by a
       fraction of a posterior sd when rho spans many orders of magnitude,
-      ``benchmarks/results/eta_precision.md``) or ``"coordinate"`` (coordinate-wise Gibbs,
-      O(D K); light always uses it).
+      ``benchmarks/results/eta_precision.md``) or ``"coordinate"`` (coordinate-wise Gibbs in
+      float64 on the host, O(sum_d nnz_d) per task and pass; light always uses it).
     eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
     mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
@@ -373,24 +373,23 @@ def _init_parts(model, key, data):
     return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
 
 
-def _eta_block(model, options, n_dk_of):
+def _eta_block(model, options, n_dk_of, z_of):
     """eta | Z, augmentation: the Gaussian draw (``options.eta == "cholesky"``: float64 on the
     host, every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
-    XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (``kernels.eta``)."""
+    XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (float64 on the host,
+    ``kernels.eta``)."""
 
     def eta_block(key, state, data):
         psi, rho = _gaussian_form(model, state, data)
         if options.name == "exact" and options.eta == "cholesky":
-            topics = state.topics
-            eta = draw_eta_cholesky(key, topics.z, data.doc_offsets, topics.n_k, psi, rho,
-                                    model.nu2, skip_empty=False)
+            eta = draw_eta_cholesky(key, z_of(state), data.doc_offsets, state.topics.n_k, psi,
+                                    rho, model.nu2, skip_empty=False)
             return state._replace(eta=eta)
-        zbar = topic_proportions(n_dk_of(state))
         if options.name == "exact" and options.eta == "qr":
-            eta = draw_eta(key, zbar, psi, rho, model.nu2)
+            eta = draw_eta(key, topic_proportions(n_dk_of(state)), psi, rho, model.nu2)
         else:
-            eta = draw_eta_coordinatewise(key, state.eta, zbar, psi, rho, model.nu2,
-                                          options.eta_sweeps)
+            eta = draw_eta_coordinatewise(key, state.eta, z_of(state), data.doc_offsets, psi,
+                                          rho, model.nu2, options.eta_sweeps)
         return state._replace(eta=eta)
 
     return eta_block
@@ -413,6 +412,9 @@ def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     def n_dk_of(state):
         return state.topics.n_dk
+
+    def z_of(state):
+        return state.topics.z
 
     def init(key, data: CorpusData) -> ParametricState:
         z, eta, aug = _init_parts(model, key, data)
@@ -438,7 +440,7 @@ def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     blocks = (topics_block,)
     if model.response is not None:
-        blocks = (_eta_block(model, options, n_dk_of), topics_block,
+        blocks = (_eta_block(model, options, n_dk_of, z_of), topics_block,
                   _augmentation_block(model, n_dk_of))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)
 
@@ -452,6 +454,9 @@ def _light_sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     def n_dk_of(state):
         return state.n_dk
+
+    def z_of(state):
+        return state.z
 
     def init(key, data: CorpusData) -> LightState:
         z, eta, aug = _init_parts(model, key, data)
@@ -482,6 +487,6 @@ def _light_sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     blocks = (topics_block,)
     if model.response is not None:
-        blocks = (_eta_block(model, options, n_dk_of), topics_block,
+        blocks = (_eta_block(model, options, n_dk_of, z_of), topics_block,
                   _augmentation_block(model, n_dk_of))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)

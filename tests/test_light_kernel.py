@@ -123,8 +123,8 @@ def _eta_mutant(monkeypatch):
     from test_light import ETA_MUTANTS, _mutant
     from topiczoo.kernels import eta
 
-    monkeypatch.setattr(parametric, "draw_eta_coordinatewise",
-                        _mutant(eta.draw_eta_coordinatewise, ETA_MUTANTS["own-term-kept"]))
+    monkeypatch.setattr(eta, "_eta_coordinatewise",
+                        _mutant(eta._eta_coordinatewise, ETA_MUTANTS["own-term-kept"]))
 
 
 @pytest.mark.slow
