@@ -10,7 +10,9 @@ Up to a constant in k the supervised factor is exp(x_k) with
     x_k = sum_t eta_tk (a_t - c_t eta_tk / 2),   c_t = rho_td / N_d^2,
     a_t = psi_td / N_d - c_t S_t,                S_t = sum_{m != n} eta_{t, z_m},
 
-O(T) per topic once the document's running score S is kept incrementally. Each token makes
+computed as x_k = base_k + sum_t g_t eta_tk with base_k = sum_t eta_tk (psi_td / N_d -
+c_t eta_tk / 2) once per document (O(K T), vectorised) and g_t = -c_t S_t per token: O(T) per
+topic once the document's running score S is kept incrementally. Each token makes
 ``num_steps`` Metropolis-Hastings steps (default 6), each from one of three proposals, chosen
 at random with equal odds (``cycle=False``, the paper's best) or in turn (``cycle=True``):
 
@@ -175,30 +177,26 @@ def word_token_index(words, vocab_size: int):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _exponent(eta_kt, k, a, half_c):
-    """x_k = sum_t eta_tk (a_t - c_t eta_tk / 2), eta_kt topic-major [K, T]. Four partial sums,
-    so that the additions do not wait on each other (T is 20 in the multi-task models)."""
-    num_tasks = a.shape[0]
+def _exponent(eta_kt, k, base, g):
+    """x_k = base_k + sum_t g_t eta_tk (module docstring), eta_kt topic-major [K, T]. Four
+    partial sums, so that the additions do not wait on each other (T is 20 in the multi-task
+    models)."""
+    num_tasks = g.shape[0]
     acc0 = 0.0
     acc1 = 0.0
     acc2 = 0.0
     acc3 = 0.0
     t = 0
     while t + 4 <= num_tasks:
-        e0 = eta_kt[k, t]
-        e1 = eta_kt[k, t + 1]
-        e2 = eta_kt[k, t + 2]
-        e3 = eta_kt[k, t + 3]
-        acc0 += e0 * (a[t] - half_c[t] * e0)
-        acc1 += e1 * (a[t + 1] - half_c[t + 1] * e1)
-        acc2 += e2 * (a[t + 2] - half_c[t + 2] * e2)
-        acc3 += e3 * (a[t + 3] - half_c[t + 3] * e3)
+        acc0 += g[t] * eta_kt[k, t]
+        acc1 += g[t + 1] * eta_kt[k, t + 1]
+        acc2 += g[t + 2] * eta_kt[k, t + 2]
+        acc3 += g[t + 3] * eta_kt[k, t + 3]
         t += 4
     while t < num_tasks:
-        e0 = eta_kt[k, t]
-        acc0 += e0 * (a[t] - half_c[t] * e0)
+        acc0 += g[t] * eta_kt[k, t]
         t += 1
-    return (acc0 + acc1) + (acc2 + acc3)
+    return base[k] + ((acc0 + acc1) + (acc2 + acc3))
 
 
 _ROUND = 6755399441055744.0  # 1.5 * 2^52: x + _ROUND - _ROUND rounds x to an integer
@@ -244,19 +242,17 @@ def _max(x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q):
-    """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (:func:`_exp_weights`)
-    into prob/alias, and the probabilities it draws with into q. eta task-major [T, K] (the
-    inner loop runs over topics, so it vectorises)."""
+def _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q):
+    """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (:func:`_exp_weights`),
+    xhat_k = base_k + sum_t g_hat_t eta_tk, into prob/alias, and the probabilities it draws
+    with into q. eta task-major [T, K] (the inner loop runs over topics, so it vectorises)."""
     num_tasks, num_topics = eta.shape
     for k in range(num_topics):
-        xhat[k] = 0.0
+        xhat[k] = base[k]
     for t in range(num_tasks):
-        at = a_hat[t]
-        hc = half_c[t]
+        gt = g_hat[t]
         for k in range(num_topics):
-            e = eta[t, k]
-            xhat[k] += e * (at - hc * e)
+            xhat[k] += gt * eta[t, k]
     top = _max(xhat)
     _exp_weights(xhat, top, weights, work)
     build_alias_with_probabilities(weights, num_topics, prob, alias, q)
@@ -389,10 +385,11 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
     eta_kt = np.ascontiguousarray(eta.T)
     score = np.zeros(num_tasks)  # S: the document's score (without the token, inside a token)
     frozen = np.zeros(num_tasks)  # the frozen half's score
-    a = np.zeros(num_tasks)
+    g = np.zeros(num_tasks)
     half_c = np.zeros(num_tasks)
     lin0 = np.zeros(num_tasks)
-    a_hat = np.zeros(num_tasks)
+    g_hat = np.zeros(num_tasks)
+    base = np.zeros(num_topics)  # base_k of the document
     xhat = np.empty(num_topics)
     weights = np.empty(num_topics)
     prob = np.empty(num_topics)
@@ -438,6 +435,15 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
         for i in range(start, end):  # tasks innermost: independent additions
             for t in range(num_tasks):
                 score[t] += eta_kt[z[i], t]
+        if num_tasks > 0:
+            for k in range(num_topics):
+                base[k] = 0.0
+            for t in range(num_tasks):
+                l0 = lin0[t]
+                hc = half_c[t]
+                for k in range(num_topics):
+                    e = eta[t, k]
+                    base[k] += e * (l0 - hc * e)
         for phase in range(2):
             lo, hi = (start, mid) if phase == 0 else (mid, end)
             if lo == hi:
@@ -452,8 +458,8 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                     for t in range(num_tasks):
                         frozen[t] += eta_kt[z[i], t]
                 for t in range(num_tasks):
-                    a_hat[t] = lin0[t] - 2.0 * half_c[t] * frozen[t] * scale
-                _response_table(eta, a_hat, half_c, xhat, weights, prob, alias, work, q)
+                    g_hat[t] = -2.0 * half_c[t] * frozen[t] * scale
+                _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q)
             for i in range(lo, hi):
                 row = i % 3
                 # pipeline: draws two tokens ahead, proposed topics' counts one token ahead
@@ -481,7 +487,7 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                 _count_token(d, w, k, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
                 for t in range(num_tasks):
                     score[t] -= eta_kt[k, t]
-                    a[t] = lin0[t] - 2.0 * half_c[t] * score[t]
+                    g[t] = -2.0 * half_c[t] * score[t]
                 # z_{-n} does not change during the token's steps, so all its proposals are
                 # read first and their counts in one pass; only the decisions are sequential
                 _candidates(i, start, end, z, z_word, kinds[row], uniforms[row], places[row],
@@ -491,11 +497,11 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                     c_doc[step] = n_dk[d, k2] + alpha
                     c_word[step] = n_wk[w, k2] + beta
                     c_inv[step] = inv_nk[k2]
-                    c_x[step] = _exponent(eta_kt, k2, a, half_c)
+                    c_x[step] = _exponent(eta_kt, k2, base, g)
                 k_doc = n_dk[d, k] + alpha
                 k_word = n_wk[w, k] + beta
                 k_inv = inv_nk[k]
-                xk = _exponent(eta_kt, k, a, half_c)
+                xk = _exponent(eta_kt, k, base, g)
                 for step in range(num_steps):
                     k2 = cand[step]
                     if k2 == k:

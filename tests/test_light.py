@@ -383,11 +383,16 @@ MUTANTS = {
         ("ratio = (c_doc[step] * c_inv[step]) / (k_doc * k_inv)",
          "ratio = (c_doc[step] * c_word[step] * c_inv[step]) / (k_doc * k_word * k_inv)"),
     ],
+    # the supervised exponent's quadratic term -c_t eta_tk^2 / 2 left out of base_k (target
+    # and response table alike)
+    "exponent-without-quadratic-term": [
+        ("base[k] += e * (l0 - hc * e)", "base[k] += e * l0"),
+    ],
 }
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
-def test_enumeration_detects_a_proposal_term_left_out(name):
+def test_enumeration_detects_a_mutant_of_the_sweep(name):
     sweep = _mutant(light._light_sweep, MUTANTS[name])
     exact = _exact(3, 2)
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000)
