@@ -144,7 +144,9 @@ def run_ours(ds, num_topics, sampler, iterations, lag, seed, args) -> dict:
            "cpu_seconds": [spent(i, 0) for i in snaps], "wall_seconds": [spent(i, 1) for i in snaps],
            "cpu_per_iteration": spent(iterations, 0) / iterations,
            "wall_per_iteration": spent(iterations, 1) / iterations,
-           "predict_seconds": predict_seconds, "load": os.getloadavg()[0]}
+           "predict_seconds": predict_seconds, "load": os.getloadavg()[0],
+           **{name: [float(np.asarray(result.draws[name])[0, i - 1]) for i in snaps]
+              for name in MONITORS}}
     log(f"  {result.sampler:<32} K={num_topics:<4d} seed {seed}: accuracy {accuracy[-1]:.4f} "
         f"after {iterations} it; {row['cpu_per_iteration']:.3f} CPU s/it "
         f"({row['wall_per_iteration']:.3f} wall; load {row['load']:.1f})")
