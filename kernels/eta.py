@@ -113,9 +113,10 @@ def _host_batched(one, core_ndim0):
 def _sparse_zbar(z, doc_offsets, position, num_topics):
     """zbar's nonzero entries, document by document, read off the tokens.
 
-    position: int [Kcap] each topic slot's column (-1: never seen by the tokens of z); returns
-    (row_start int64 [D + 1], column int64 [nnz], proportion float64 [nnz]): document d's
-    entries are [row_start[d], row_start[d + 1]), columns in order of first occurrence.
+    position: int [Kcap] each topic slot's column (-1 only for slots that hold no token);
+    num_topics: the number of columns. Returns (row_start int64 [D + 1], column int64 [nnz],
+    proportion float64 [nnz]): document d's entries are [row_start[d], row_start[d + 1]),
+    columns in order of first occurrence.
     """
     num_docs = doc_offsets.shape[0] - 1
     nnz_pos = np.empty(z.shape[0], np.int64)
