@@ -12,9 +12,9 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
   float64 on the host, ``draw_eta_coordinatewise``).
 * ``"light"`` (LightMedLDA): the same cycle with blocks whose cost does not grow with K per
   token: eta by coordinate-wise Gibbs (``kernels.eta.draw_eta_coordinatewise``, float64 on
-  the host, O(sum_d nnz_d) per task), Z by the light Metropolis-Hastings sweep (``kernels.light.light_assignments_step``),
-  the same augmentation draw. Each block leaves the posterior invariant, so the cycle targets
-  the same posterior as the exact sampler.
+  the host, O(sum_d nnz_d) per task), Z by the light Metropolis-Hastings sweep
+  (``kernels.light.light_assignments_step``), the same augmentation draw. Each block leaves
+  the posterior invariant, so the cycle targets the same posterior as the exact sampler.
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
