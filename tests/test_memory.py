@@ -57,7 +57,13 @@ def test_a_freed_large_block_leaves_the_resident_set_only_with_the_setting():
     assert with_["kept_kb"] < 2 << 10
 
 
-@pytest.mark.parametrize("threshold", [-1, (32 << 20) + 1, 1.5, True, "1M", None])
-def test_an_impossible_threshold_is_a_clear_error(threshold):
-    with pytest.raises(ValueError, match="threshold_bytes must be an integer"):
+@pytest.mark.parametrize("threshold", [-1, (32 << 20) + 1])
+def test_a_threshold_out_of_range_is_a_clear_error(threshold):
+    with pytest.raises(ValueError, match=r"threshold_bytes must lie in \[0, 33554432\]"):
+        return_large_blocks_to_os(threshold)
+
+
+@pytest.mark.parametrize("threshold", [1.5, True, "1M", None])
+def test_a_threshold_that_is_not_an_integer_is_a_clear_error(threshold):
+    with pytest.raises(TypeError, match="threshold_bytes must be an integer"):
         return_large_blocks_to_os(threshold)

@@ -8,8 +8,7 @@ of a few MB come from its heaps, which fragment: the resident set creeps up chun
 chunk while the memory in use does not. On 20news, K = 400, 20 tasks, one light chain of
 40-60 iterations through :func:`topiczoo.fit.fit`, the peak resident set was 1,050-1,250 MB
 with glibc's default (8 runs) and 862-902 MB with a fixed threshold of 1 MiB (5 runs), at
-the same speed
-(``studies/light_20news.py --part rss``).
+the same speed (``studies/light_20news.py --part rss``).
 
 :func:`return_large_blocks_to_os` fixes the threshold. It is a setting of the whole process,
 so the library does not change it on import or in ``fit``; the ``topiczoo`` command calls it
@@ -22,6 +21,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 
+from topiczoo.errors import InputError, InputTypeError
+
 _M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
 _MAX_THRESHOLD = 32 << 20  # glibc's HEAP_MAX on 64-bit systems: larger values are refused
 
@@ -32,13 +33,15 @@ def return_large_blocks_to_os(threshold_bytes: int = 1 << 20) -> bool:
     for the rest of the process.
 
     Returns True if the C library took the setting, False where there is no glibc
-    ``mallopt`` (macOS, musl): nothing changes there. Raises ValueError for a threshold
-    outside [0, 32 MiB].
+    ``mallopt`` (macOS, musl): nothing changes there. Raises InputTypeError (a TypeError)
+    for a threshold that is not an integer and InputError (a ValueError) for one outside
+    [0, 32 MiB].
     """
-    if isinstance(threshold_bytes, bool) or not isinstance(threshold_bytes, int) \
-            or not 0 <= threshold_bytes <= _MAX_THRESHOLD:
-        raise ValueError(f"threshold_bytes must be an integer in [0, {_MAX_THRESHOLD}], got "
-                         f"{threshold_bytes!r}")
+    if isinstance(threshold_bytes, bool) or not isinstance(threshold_bytes, int):
+        raise InputTypeError(f"threshold_bytes must be an integer, got {threshold_bytes!r}")
+    if not 0 <= threshold_bytes <= _MAX_THRESHOLD:
+        raise InputError(f"threshold_bytes must lie in [0, {_MAX_THRESHOLD}] (32 MiB), got "
+                         f"{threshold_bytes}")
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.gnu_get_libc_version  # glibc only (musl's mallopt is a no-op returning 0)
