@@ -43,7 +43,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from _machine import machine_description, set_single_thread  # noqa: E402
+from reference import coordinatewise_eta_pass  # noqa: E402
 
 THREADS = set_single_thread()
 
@@ -113,21 +115,12 @@ def reference(n_dk, psi, rho):
 
 
 def reference_pass(eta, n_dk, psi, rho, noise):
-    """One coordinate-wise pass in dense float64 (the update of ``draw_eta_coordinatewise``)
-    with the given normals [K, T]; returns (eta [T, K], each coordinate's conditional sd)."""
+    """One coordinate-wise pass in dense float64 (the update of ``draw_eta_coordinatewise``,
+    ``tests/reference.py``) with the given normals [K, T]; returns (eta [T, K], each
+    coordinate's conditional sd)."""
     n_dk = np.asarray(n_dk, np.float64)
     zbar = n_dk / np.maximum(n_dk.sum(1, keepdims=True), 1)
-    psi, rho = np.asarray(psi, np.float64), np.asarray(rho, np.float64)
-    eta = np.array(eta, np.float64)
-    precision = 1.0 / NU2 + rho @ zbar**2
-    linear = psi @ zbar
-    omega = eta @ zbar.T
-    for k in range(zbar.shape[1]):
-        old = eta[:, k].copy()
-        gradient = (rho * omega) @ zbar[:, k]
-        mean = (linear[:, k] - gradient + old * (precision[:, k] - 1.0 / NU2)) / precision[:, k]
-        eta[:, k] = mean + noise[k] / np.sqrt(precision[:, k])
-        omega += (eta[:, k] - old)[:, None] * zbar[:, k][None, :]
+    eta, precision = coordinatewise_eta_pass(eta, zbar, psi, rho, NU2, noise)
     return eta, 1.0 / np.sqrt(precision)
 
 

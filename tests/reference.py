@@ -110,3 +110,24 @@ def held_out_chain(words, doc_offsets, phi_wk, alpha, num_burnin, num_draws, lag
                 out[kept, d] = np.bincount(z, minlength=num_topics) / len(doc)
                 kept += 1
     return out
+
+
+def coordinatewise_eta_pass(eta, zbar, psi, rho, nu2, normals):
+    """One coordinate-wise Gibbs pass over eta's topics in dense float64: for k = 0..K-1, eta_tk
+    from its Gaussian conditional given the other coordinates (the update of
+    ``kernels.eta.draw_eta_coordinatewise``), with the caller's standard normals [K, T].
+
+    eta [T, K], zbar [D, K], psi and rho [T, D], nu2 the prior variance. Returns (eta float64
+    [T, K] after the pass, each coordinate's conditional precision float64 [T, K])."""
+    eta = np.array(eta, np.float64)
+    zbar, psi, rho = (np.asarray(a, np.float64) for a in (zbar, psi, rho))
+    precision = 1.0 / nu2 + rho @ zbar**2
+    linear = psi @ zbar
+    omega = eta @ zbar.T
+    for k in range(zbar.shape[1]):
+        old = eta[:, k].copy()
+        gradient = (rho * omega) @ zbar[:, k]
+        mean = (linear[:, k] - gradient + old * (precision[:, k] - 1.0 / nu2)) / precision[:, k]
+        eta[:, k] = mean + normals[k] / np.sqrt(precision[:, k])
+        omega += (eta[:, k] - old)[:, None] * zbar[:, k][None, :]
+    return eta, precision
