@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
 import subprocess
 import sys
 
 import pytest
 
-from topiczoo.memory import return_large_blocks_to_os
-
-
-def _glibc() -> bool:
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").gnu_get_libc_version
-        return True
-    except (OSError, AttributeError):
-        return False
+from topiczoo.memory import _glibc, return_large_blocks_to_os
 
 
 # A child process frees a 30 MB block (glibc then serves blocks below 30 MB from its heap),
@@ -49,7 +39,7 @@ def _kept_kb(set_threshold: bool) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-@pytest.mark.skipif(not _glibc(), reason="the setting is glibc's mallopt")
+@pytest.mark.skipif(_glibc() is None, reason="the setting is glibc's mallopt")
 def test_a_freed_large_block_leaves_the_resident_set_only_with_the_setting():
     without, with_ = _kept_kb(False), _kept_kb(True)
     assert without["kept_kb"] > 12 << 10  # glibc's default keeps it in the heap

@@ -27,6 +27,17 @@ _M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
 _MAX_THRESHOLD = 32 << 20  # glibc's HEAP_MAX on 64-bit systems: larger values are refused
 
 
+def _glibc():
+    """The process's C library if it is glibc (it has ``gnu_get_libc_version``; musl's
+    ``mallopt`` is a no-op returning 0), else None."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.gnu_get_libc_version
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
 def return_large_blocks_to_os(threshold_bytes: int = 1 << 20) -> bool:
     """Serve every block of ``threshold_bytes`` (bytes, default 1 MiB) or more with its own
     memory map, returned to the system when freed (glibc's ``mallopt(M_MMAP_THRESHOLD)``),
@@ -42,9 +53,5 @@ def return_large_blocks_to_os(threshold_bytes: int = 1 << 20) -> bool:
     if not 0 <= threshold_bytes <= _MAX_THRESHOLD:
         raise InputError(f"threshold_bytes must lie in [0, {_MAX_THRESHOLD}] (32 MiB), got "
                          f"{threshold_bytes}")
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.gnu_get_libc_version  # glibc only (musl's mallopt is a no-op returning 0)
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold_bytes))
-    except (OSError, AttributeError):
-        return False
+    libc = _glibc()
+    return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold_bytes))
