@@ -11,6 +11,7 @@ import pytest
 from numpyro.infer import MCMC
 
 from chains import small_corpus, tiny_data
+from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
 from topiczoo.kernels.eta import draw_eta, eta_conditional_factor
 from topiczoo.kernels.gibbs import GibbsKernel
@@ -131,6 +132,55 @@ def test_checkpoint_of_another_run_is_refused(tmp_path, change, match):
         fit(medlda(3, ell=2.0), corpus, checkpoint=path, **{**kw, **change})
     with pytest.raises(ValueError, match="model"):
         fit(medlda(3, ell=3.0), corpus, checkpoint=path, **kw)
+
+
+def test_a_run_started_from_another_continues_it_exactly():
+    """start=: the same sampler continued from a 6-iteration run gives the draws, snapshots and
+    state of one 12-iteration run; another sampler of the same state continues from it."""
+    corpus = small_corpus()
+    kw = dict(num_chains=2, num_burnin=6, num_snapshots=2, progress=False, chunk=3, seed=1)
+    straight = fit(medlda(3, ell=2.0), corpus, num_iterations=12, **kw)
+    first = fit(medlda(3, ell=2.0), corpus, num_iterations=6, **{**kw, "num_burnin": 5,
+                                                                 "num_snapshots": 1})
+    second = fit(medlda(3, ell=2.0), corpus, num_iterations=12, start=first,
+                 **{**kw, "seed": 99})  # the keys come from first's states, not the seed
+    np.testing.assert_array_equal(second.draw_iterations, np.arange(7, 13))
+    for name in straight.draws:
+        np.testing.assert_array_equal(second.draws[name], straight.draws[name][:, 6:])
+    assert [s.iteration for s in second.snapshots] == [9, 12]
+    for a, b in zip(second.snapshots, straight.snapshots):
+        for name in a.arrays:
+            np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
+    np.testing.assert_array_equal(second.state.state.topics.z, straight.state.state.topics.z)
+    other = fit(medlda(3, ell=2.0), corpus, num_iterations=12, start=first,
+                sampler="exact:eta=coordinate", **kw)
+    assert other.sampler == "exact:eta=coordinate" and other.iterations_done == 12
+    assert not np.array_equal(other.draws["eta"], second.draws["eta"])
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"model": medlda(3, ell=3.0)}, "another model"),
+    ({"num_chains": 3}, "another num_chains"),
+    ({"num_iterations": 6}, "must exceed them"),
+    ({"sampler": "light"}, r"not a state of the sampler light \("),
+    ({"start": "first"}, "must be the FitResult of a fit"),
+])
+def test_a_start_of_another_run_is_refused(change, match):
+    corpus = small_corpus()
+    kw = dict(num_chains=2, num_iterations=6, num_snapshots=1, progress=False)
+    first = fit(medlda(3, ell=2.0), corpus, **kw)
+    call = {"model": medlda(3, ell=2.0), "num_chains": 2, "num_iterations": 10, "start": first,
+            **change}
+    with pytest.raises(ValueError, match=match):
+        fit(call.pop("model"), corpus, progress=False, num_snapshots=1, **call)
+    if "sampler" not in change:  # once: a corpus with other labels
+        return
+    corpus = small_corpus()
+    other_labels = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                          labels=1 - np.asarray(corpus.labels))
+    with pytest.raises(ValueError, match="another corpus"):
+        fit(medlda(3, ell=2.0), other_labels, num_chains=2, num_iterations=10,
+            num_snapshots=1, progress=False, start=first)
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage", None])

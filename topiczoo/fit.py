@@ -240,7 +240,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         chain_method: str = "vectorized", chunk: int = 50, progress: bool = True,
         checkpoint: str | os.PathLike | None = None, callback=None,
         compilation_cache: bool = True, until_rhat: float | None = None,
-        max_iterations: int | None = None) -> FitResult:
+        max_iterations: int | None = None, start: FitResult | None = None) -> FitResult:
     """Run ``num_chains`` chains of ``model``'s sampler on ``corpus``.
 
     Args:
@@ -276,6 +276,14 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         Needs ``num_chains >= 2``. The last check is in :attr:`FitResult.convergence`; a
         warning names the monitor that held the run back if the budget ends first.
       max_iterations: the budget of ``until_rhat`` (default 8 x ``num_iterations``).
+      start: a :class:`FitResult` of the same model, corpus and number of chains whose last
+        states the chains continue from, with this call's ``sampler``: any sampler of the
+        family whose state has the same parts (``"exact"`` and ``"exact:eta=coordinate"``,
+        say, but not ``"light"``, which keeps no V x K counts). Iterations are counted on from
+        ``start``'s, so ``num_iterations`` (the total) must exceed them; the chains' random
+        keys come from ``start``'s states (``seed`` is only recorded); the result holds the
+        draws and snapshots of this call's iterations only. A ``checkpoint`` that exists
+        takes precedence (it is this run's, resumed).
     Returns a :class:`FitResult`.
     """
     num_burnin = num_iterations // 2 if num_burnin is None else num_burnin
@@ -315,12 +323,16 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
                       label_invariant=tuple(kernel.sampler.label_invariant),
                       num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
     result = fresh
+    origin = None
     if checkpoint is not None and os.path.exists(checkpoint):
         result = load_checkpoint(checkpoint, kernel, data, expected=fresh)
+        origin = f"resuming from {checkpoint}"
+    elif start is not None:
+        result.state = _start_state(start, fresh, kernel, data)
+        origin = f"continuing a {start.sampler} run"
     log = _progress_log(result) if progress else None
     if log and result.iterations_done:
-        log(f"resuming from iteration {result.iterations_done} of {num_iterations} "
-            f"({checkpoint})")
+        log(f"{origin}: iteration {result.iterations_done} of {num_iterations}")
     run = _Run(kernel, data, num_chains, thinning, chain_method, seed, chunk, checkpoint,
                callback, log)
     stages = _extended_stages(num_iterations, num_burnin, max_iterations)
@@ -540,6 +552,44 @@ def save_checkpoint(result: FitResult, path) -> None:
     os.replace(tmp, path)
 
 
+def _start_state(start, fresh: FitResult, kernel: GibbsKernel, data) -> ChainState:
+    """The last states of ``start`` (a :class:`FitResult`) for the run ``fresh`` describes, or
+    ``ValueError`` saying why they cannot start it."""
+    if not isinstance(start, FitResult) or start.state is None:
+        raise ValueError(f"start must be the FitResult of a fit, got {type(start).__name__}")
+    mine, theirs = _describe_run(fresh), _describe_run(start)
+    differ = [key for key in ("model", "corpus", "vocabulary", "num_chains")
+              if mine[key] != theirs[key]]
+    if differ:
+        raise ValueError("start is a run of another " + " and ".join(differ)
+                         + "; it can only start a run of the same model on the same corpus "
+                         "with as many chains")
+    if start.iterations_done >= fresh.schedule["num_iterations"]:
+        raise ValueError(f"start has done {start.iterations_done} iterations: num_iterations "
+                         f"(the total, {fresh.schedule['num_iterations']}) must exceed them")
+    template = kernel.state_shapes(data, fresh.num_chains)
+    named = {jax.tree_util.keystr(p): np.asarray(a)
+             for p, a in jax.tree_util.tree_flatten_with_path(start.state)[0]}
+    leaves = _state_leaves(template, named, kernel, f"start's state ({start.sampler})")
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
+
+
+def _state_leaves(template, named: dict, kernel: GibbsKernel, what: str) -> list:
+    """The leaves of a state for ``template`` (``kernel.state_shapes``) from ``named`` arrays
+    keyed by ``jax.tree_util.keystr`` path, cast to the template's dtypes; a sampler that grows
+    its capacity accepts other sizes of the same rank. Raises ``ValueError`` naming ``what``."""
+    grown = kernel.sampler.grow is not None
+    leaves = []
+    for p, leaf in jax.tree_util.tree_flatten_with_path(template)[0]:
+        name = jax.tree_util.keystr(p)
+        if name not in named or (named[name].shape != leaf.shape and not (
+                grown and named[name].ndim == leaf.ndim)):
+            raise ValueError(f"{what} is not a state of the sampler {kernel.sampler.name} "
+                             f"({name} missing or of another shape)")
+        leaves.append(named[name].astype(leaf.dtype))
+    return leaves
+
+
 def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> FitResult:
     """Read a checkpoint written by :func:`save_checkpoint` for the run ``expected`` describes
     (a fresh :class:`FitResult` of the same call), whose state the ``kernel`` on ``data`` must
@@ -560,16 +610,8 @@ def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> 
         raise ValueError(f"checkpoint {path} belongs to another run ({detail}); remove it or "
                          "choose another path")
     template = kernel.state_shapes(data, expected.num_chains)
-    paths, treedef = jax.tree_util.tree_flatten_with_path(template)
-    leaves = []
-    for p, leaf in paths:
-        name = f"state/{jax.tree_util.keystr(p)}"
-        grown = kernel.sampler.grow is not None  # a capacity may have grown since the start
-        if name not in stored or (stored[name].shape != leaf.shape and not (
-                grown and stored[name].ndim == leaf.ndim)):
-            raise ValueError(f"checkpoint {path} does not hold a state of this sampler "
-                             f"({name} missing or of another shape)")
-        leaves.append(stored[name].astype(leaf.dtype))
+    named = {k[len("state/"):]: v for k, v in stored.items() if k.startswith("state/")}
+    leaves = _state_leaves(template, named, kernel, f"checkpoint {path}")
     result = expected
     result.state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
     result.draws = {k[len("draws/"):]: v for k, v in stored.items() if k.startswith("draws/")}
