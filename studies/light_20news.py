@@ -23,6 +23,12 @@ documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Parts
   ``--samplers``), seeds ``--seeds``, no prediction: the label-invariant monitors ||eta||,
   log p(W | Z) and the training loss every ``--monitor-lag`` (10) iterations, to see whether
   and when each chain levels off.
+* ``swap``: K = ``--seeds-topics``, seeds ``--seeds``: each of two samplers (``--samplers``,
+  default ``exact`` and ``exact:eta=coordinate``) runs ``--swap-iterations`` N1 iterations;
+  then each chain is continued for N2 more with the other sampler (``fit(start=...)``), and
+  the label-invariant monitors are recorded every ``--monitor-lag`` iterations. Does a
+  chain's path after N1 follow the sampler that continues it or the state it was left in?
+  (Each sampler's own continuation is the ``monitors`` part's run of the same seed.)
 * ``rss``: peak resident memory (VmHWM) of fresh processes that load 20news and run ``fit``
   (K = 400, one chain, ``--rss-iterations`` iterations) with the light and the exact sampler,
   each with glibc's default allocator settings and with large blocks returned to the system
@@ -67,7 +73,7 @@ THREADS = single_thread()
 import numpy as np  # noqa: E402
 
 STEM = "light_20news"
-PARTS = ("grid", "seeds", "options", "monitors", "rss")
+PARTS = ("grid", "seeds", "options", "monitors", "swap", "rss")
 MONITORS = ("eta_norm", "log_likelihood", "train_loss")
 OLD_LIGHT = "light (float32 eta)"  # the records of light runs made before its eta was float64
 
@@ -85,6 +91,8 @@ def parse_args(argv=None):
     p.add_argument("--monitor-lag", type=int, default=10)
     p.add_argument("--mh-steps", type=int, nargs="+", default=[2, 6])
     p.add_argument("--rss-iterations", type=int, default=40)
+    p.add_argument("--swap-iterations", type=int, nargs=2, default=[200, 200],
+                   metavar=("N1", "N2"))
     p.add_argument("--test-burnin", type=int, default=10)
     p.add_argument("--test-draws", type=int, default=5)
     p.add_argument("--tomotopy-infer-iterations", type=int, default=10)
@@ -205,14 +213,47 @@ def part_monitors(ds, args):
             result = fit(model, ds.train, sampler=sampler, num_chains=1,
                          num_iterations=args.seeds_iterations, num_burnin=0, num_snapshots=1,
                          seed=seed, progress=False)
-            at = list(range(args.monitor_lag, args.seeds_iterations + 1, args.monitor_lag))
-            row = {"sampler": result.sampler, "K": args.seeds_topics, "seed": seed,
-                   "iterations": args.seeds_iterations, "monitor_iterations": at,
-                   **{name: [float(np.asarray(result.draws[name])[0, i - 1]) for i in at]
-                      for name in MONITORS}}
+            at = range(args.monitor_lag, args.seeds_iterations + 1, args.monitor_lag)
+            row = _monitor_row(result, result.sampler, seed, at)
             log(f"  {result.sampler:<32} K={args.seeds_topics:<4d} seed {seed}: "
                 + ", ".join(f"{name} {row[name][-1]:.4g}" for name in MONITORS)
                 + f" at iteration {at[-1]}")
+            yield row
+
+
+def _monitor_row(result, sampler, seed, at) -> dict:
+    """The label-invariant monitors of a one-chain result at iterations ``at``."""
+    first = int(result.draw_iterations[0])
+    return {"sampler": sampler, "K": int(result.model.num_topics), "seed": seed,
+            "iterations": result.iterations_done, "monitor_iterations": list(at),
+            **{name: [float(np.asarray(result.draws[name])[0, i - first]) for i in at]
+               for name in MONITORS}}
+
+
+def part_swap(ds, args):
+    from topiczoo.fit import fit
+
+    n1, n2 = args.swap_iterations
+    samplers = args.samplers or ("exact", "exact:eta=coordinate")
+    if len(samplers) != 2:
+        raise SystemExit("--part swap takes two --samplers")
+    kw = dict(num_chains=1, num_snapshots=1, progress=False)
+    for seed in args.seeds:
+        firsts = {s: fit(build(args.seeds_topics, ds.train), ds.train, sampler=s, seed=seed,
+                         num_iterations=n1, num_burnin=n1 - 1, **kw) for s in samplers}
+        for first, then in (samplers, samplers[::-1]):
+            result = fit(build(args.seeds_topics, ds.train), ds.train, sampler=then, seed=seed,
+                         num_iterations=n1 + n2, num_burnin=n1 + n2 - 1, start=firsts[first],
+                         **kw)
+            at = range(n1 + args.monitor_lag, n1 + n2 + 1, args.monitor_lag)
+            start = _monitor_row(firsts[first], first, seed, [n1])
+            row = _monitor_row(result, then, seed, at)
+            row.update(first=first, first_iterations=n1,
+                       **{name: start[name] + row[name] for name in MONITORS},
+                       monitor_iterations=[n1] + row["monitor_iterations"])
+            log(f"  {first} ({n1}) then {then} ({n2}), seed {seed}: "
+                + ", ".join(f"{name} {row[name][0]:.4g} -> {row[name][-1]:.4g}"
+                            for name in MONITORS))
             yield row
 
 
@@ -434,6 +475,29 @@ def report(args):
                 cells = (f"{values[i]:.4g}" if i in values else "-" for i in columns)
                 md.append(f"| {r['sampler']} | {r['seed']} | {name} | " + " | ".join(cells) + " |")
         md.append("")
+    swap = parts["swap"]
+    if swap:
+        alone = {(r["sampler"], r["seed"]): r for r in (monitors["rows"] if monitors else [])}
+        first = swap["rows"][0]
+        columns = first["monitor_iterations"][::max(1, len(first["monitor_iterations"]) // 6)]
+        columns += [] if columns[-1] == first["monitor_iterations"][-1] else \
+            [first["monitor_iterations"][-1]]
+        md += [f"## Swapped continuations, K = {first['K']} (no prediction)", "",
+               f"Each sampler ran {first['first_iterations']} iterations; each chain was then "
+               "continued with the other sampler (`fit(start=...)`). \"alone\": the sampler's "
+               "own run of the same seed (the monitors part), at the same iterations.", "",
+               "| run | seed | monitor | " + " | ".join(f"it {i}" for i in columns) + " |",
+               "|---|---|---|" + "---|" * len(columns)]
+        for r in swap["rows"]:
+            runs = [(f"`{r['first']}`, then `{r['sampler']}`", r)]
+            runs += [(f"`{s}` alone", alone[(s, r["seed"])]) for s in (r["first"], r["sampler"])
+                     if (s, r["seed"]) in alone]
+            for name in MONITORS:
+                for label, run in runs:
+                    values = dict(zip(run["monitor_iterations"], run[name]))
+                    cells = (f"{values[i]:.4g}" if i in values else "-" for i in columns)
+                    md.append(f"| {label} | {r['seed']} | {name} | " + " | ".join(cells) + " |")
+        md.append("")
     options = parts["options"]
     if options:
         md += ["## Light sampler options (K = 100, seed 0)", "",
@@ -519,7 +583,7 @@ def main(argv=None):
     else:
         ds = load(args)
         rows = {"grid": part_grid, "seeds": part_seeds, "options": part_options,
-                "monitors": part_monitors}[args.part](
+                "monitors": part_monitors, "swap": part_swap}[args.part](
             ds, args)
     record = {"command": command_line(__file__), "threads": THREADS, "load": load0,
               "rows": []}
