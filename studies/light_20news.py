@@ -471,9 +471,8 @@ def report(args):
                "|---|---|---|" + "---|" * len(columns)]
         for r in rows:
             for name in MONITORS:
-                values = dict(zip(r["monitor_iterations"], r[name]))
-                cells = (f"{values[i]:.4g}" if i in values else "-" for i in columns)
-                md.append(f"| {r['sampler']} | {r['seed']} | {name} | " + " | ".join(cells) + " |")
+                md.append(f"| {r['sampler']} | {r['seed']} | {name} | "
+                          + _monitor_cells(r, name, columns))
         md.append("")
     swap = parts["swap"]
     if swap:
@@ -494,9 +493,8 @@ def report(args):
                      if (s, r["seed"]) in alone]
             for name in MONITORS:
                 for label, run in runs:
-                    values = dict(zip(run["monitor_iterations"], run[name]))
-                    cells = (f"{values[i]:.4g}" if i in values else "-" for i in columns)
-                    md.append(f"| {label} | {r['seed']} | {name} | " + " | ".join(cells) + " |")
+                    md.append(f"| {label} | {r['seed']} | {name} | "
+                              + _monitor_cells(run, name, columns))
         md.append("")
     options = parts["options"]
     if options:
@@ -529,6 +527,13 @@ def report(args):
     print("\n".join(md))
     if grid:
         _figure(grid["rows"], seeds["rows"] if seeds else [], Path(args.out) / f"{STEM}.png")
+
+
+def _monitor_cells(row, name, columns) -> str:
+    """The table cells of monitor ``name`` of a row at iterations ``columns`` ("-" where the
+    row has no value), closing the table row."""
+    values = dict(zip(row["monitor_iterations"], row[name]))
+    return " | ".join(f"{values[i]:.4g}" if i in values else "-" for i in columns) + " |"
 
 
 def _monitor_columns(iterations):
