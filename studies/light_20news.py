@@ -551,16 +551,17 @@ def _figure(grid, seeds, path):
         if rows:
             ks = [r["K"] for r in rows]
             ax[0].plot(ks, [r["cpu_per_iteration"] for r in rows], "o-", color=colors[s], label=s)
-            ax[1].plot(ks, [r["accuracy"][-1] for r in rows], "o-", color=colors[s], label=s)
+            ax[1].plot(ks, [r["accuracy"][-1] for r in rows], "o-", color=colors[s],
+                       label=f"{s} ({rows[0]['iterations']} iterations)")
     ax[0].set(xscale="log", yscale="log", xlabel="K", ylabel="CPU s per iteration",
               title="time per iteration")
     ax[1].set(xscale="log", xlabel="K", ylabel="test accuracy",
-              title=f"accuracy after {grid[0]['iterations']} iterations")
+              title="accuracy after a few iterations")
     ks = sorted({r["K"] for r in grid})
     for a in ax[:2]:  # the grid's K values as plain ticks (no log-scale minor labels)
         a.minorticks_off()
         a.set_xticks(ks, [str(k) for k in ks])
-    ax[0].set_yticks([0.25, 0.5, 1, 2, 4], ["0.25", "0.5", "1", "2", "4"])
+    ax[0].set_yticks([0.25, 0.5, 1, 2, 4, 8], ["0.25", "0.5", "1", "2", "4", "8"])
     # K = 100: the seeds part's longest runs (the grid's if there are none)
     longest = [r for r in seeds if r["iterations"] == max(r["iterations"] for r in seeds)]
     for a, k, rows in ((ax[2], 100, longest or grid), (ax[3], 400, grid)):
