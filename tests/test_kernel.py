@@ -160,6 +160,7 @@ def test_a_run_started_from_another_continues_it_exactly():
 
 @pytest.mark.parametrize("change, match", [
     ({"model": medlda(3, ell=3.0)}, "another model"),
+    ({"corpus": "other labels"}, "another corpus"),
     ({"num_chains": 3}, "another num_chains"),
     ({"num_iterations": 6}, "must exceed them"),
     ({"sampler": "light"}, r"not a state of the sampler light \("),
@@ -167,20 +168,15 @@ def test_a_run_started_from_another_continues_it_exactly():
 ])
 def test_a_start_of_another_run_is_refused(change, match):
     corpus = small_corpus()
-    kw = dict(num_chains=2, num_iterations=6, num_snapshots=1, progress=False)
-    first = fit(medlda(3, ell=2.0), corpus, **kw)
-    call = {"model": medlda(3, ell=2.0), "num_chains": 2, "num_iterations": 10, "start": first,
-            **change}
+    first = fit(medlda(3, ell=2.0), corpus, num_chains=2, num_iterations=6, num_snapshots=1,
+                progress=False)
+    call = {"model": medlda(3, ell=2.0), "corpus": corpus, "num_chains": 2,
+            "num_iterations": 10, "start": first, **change}
+    if call["corpus"] == "other labels":
+        call["corpus"] = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                                labels=1 - np.asarray(corpus.labels))
     with pytest.raises(ValueError, match=match):
-        fit(call.pop("model"), corpus, progress=False, num_snapshots=1, **call)
-    if "sampler" not in change:  # once: a corpus with other labels
-        return
-    corpus = small_corpus()
-    other_labels = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
-                          labels=1 - np.asarray(corpus.labels))
-    with pytest.raises(ValueError, match="another corpus"):
-        fit(medlda(3, ell=2.0), other_labels, num_chains=2, num_iterations=10,
-            num_snapshots=1, progress=False, start=first)
+        fit(call.pop("model"), call.pop("corpus"), progress=False, num_snapshots=1, **call)
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage", None])
