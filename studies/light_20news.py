@@ -478,9 +478,7 @@ def report(args):
     if swap:
         alone = {(r["sampler"], r["seed"]): r for r in (monitors["rows"] if monitors else [])}
         first = swap["rows"][0]
-        columns = first["monitor_iterations"][::max(1, len(first["monitor_iterations"]) // 6)]
-        columns += [] if columns[-1] == first["monitor_iterations"][-1] else \
-            [first["monitor_iterations"][-1]]
+        columns = _monitor_columns(first["monitor_iterations"])
         md += [f"## Swapped continuations, K = {first['K']} (no prediction)", "",
                f"Each sampler ran {first['first_iterations']} iterations; each chain was then "
                "continued with the other sampler (`fit(start=...)`). \"alone\": the sampler's "
