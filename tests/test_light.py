@@ -370,19 +370,20 @@ def test_light_sweep_matches_enumeration_one_step(cycle):
 MUTANTS = {
     # the response proposal's q_R(k) / q_R(k') left out of its acceptance ratio
     "response-without-proposal-term": [
-        ("ratio = counts * np.exp(diff) * (q[k] / q[k2])", "ratio = counts * np.exp(diff)"),
-        ("ratio = counts * np.exp(diff + np.log(q[k]) - np.log(q[k2]))",
+        ("ratio = counts * np.exp(diff) * (k_q[kind] / c_q[step, kind])",
+         "ratio = counts * np.exp(diff)"),
+        ("ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))",
          "ratio = counts * np.exp(diff)"),
     ],
     # the document proposal's ratio is the target's alone: (n_dk + alpha) not cancelled
     "document-without-proposal-term": [
-        ("ratio = (c_word[step] * c_inv[step]) / (k_word * k_inv)",
-         "ratio = (c_doc[step] * c_word[step] * c_inv[step]) / (k_doc * k_word * k_inv)"),
+        ("c_count[step, DOC] = c_word * c_inv", "c_count[step, DOC] = c_doc * c_word * c_inv"),
+        ("k_count[DOC] = k_word * k_inv", "k_count[DOC] = k_doc * k_word * k_inv"),
     ],
     # the word proposal's ratio is the target's alone: (n_wk + beta) not cancelled
     "word-without-proposal-term": [
-        ("ratio = (c_doc[step] * c_inv[step]) / (k_doc * k_inv)",
-         "ratio = (c_doc[step] * c_word[step] * c_inv[step]) / (k_doc * k_word * k_inv)"),
+        ("c_count[step, WORD] = c_doc * c_inv", "c_count[step, WORD] = c_doc * c_word * c_inv"),
+        ("k_count[WORD] = k_doc * k_inv", "k_count[WORD] = k_doc * k_word * k_inv"),
     ],
     # the supervised exponent's quadratic term -c_t eta_tk^2 / 2 left out of base_k (target
     # and response table alike)
