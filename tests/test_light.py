@@ -489,6 +489,34 @@ def test_sweep_is_deterministic_given_the_seed():
     assert np.array_equal(runs[0], runs[1]) and not np.array_equal(runs[0], runs[2])
 
 
+@pytest.mark.parametrize("num_tasks", [0, 2])
+@pytest.mark.parametrize("hot", [False, True], ids=["mild", "extreme-exponents"])
+@pytest.mark.parametrize("cycle", [False, True], ids=["mixture", "cycle"])
+def test_read_ahead_does_not_change_the_draws(num_tasks, hot, cycle):
+    """The sweep reads the next token's proposals and prefetches their counts only when the
+    counts are large (``_READ_AHEAD_BYTES``), so the small problems of these tests run without
+    it: the sweep compiled with the read-ahead always on draws the same z, counts and
+    acceptance counts, sweep after sweep."""
+    rng = np.random.default_rng(7 + num_tasks + 10 * hot)
+    words, offsets, _, state, eta, psi, rho = _random_problem(rng, 9, num_tasks,
+                                                              hot=hot and num_tasks > 0)
+    assert state[2].nbytes + state[1].nbytes < light._READ_AHEAD_BYTES
+    always = _mutant(light._light_sweep, [
+        ("read_ahead = n_wk.nbytes + n_dk.nbytes > _READ_AHEAD_BYTES", "read_ahead = True")])
+    w_off, w_tok = word_token_index(words, 12)
+    runs = []
+    for sweep in (light._light_sweep, always):
+        copy = [a.copy() for a in state]
+        stats = np.zeros((3, 2), np.int64)
+        for seed in range(5):
+            sweep(*copy, words, offsets, w_off, w_tok, eta, psi, rho, ALPHA, BETA, seed, 6, cycle,
+                  stats)
+        runs.append((copy, stats))
+    for got, want in zip(runs[1][0] + [runs[1][1]], runs[0][0] + [runs[0][1]]):
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(runs[0][0][0], state[0])  # the topics moved
+
+
 def _step(key, topics, words, offsets, eta, psi, rho, index=True, **kw):
     extra = {}
     if index:
