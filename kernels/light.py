@@ -669,6 +669,9 @@ def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
             n_k[k] += 1
 
 
+_LGAMMA_TABLE = 1024  # counts below this get their log-gamma terms from a table
+
+
 @numba.njit(cache=True, nogil=True)
 def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
     """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
@@ -695,8 +698,6 @@ def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
                 n_wk[w, k] = 0
     return total
 
-
-_LGAMMA_TABLE = 1024
 
 
 def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size, sweep_z=True):
