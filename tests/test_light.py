@@ -402,6 +402,28 @@ def test_enumeration_detects_a_mutant_of_the_sweep(name):
     assert tv > 3 * TV_BOUND[3], f"mutant {name} went unnoticed (TV {tv:.4f})"
 
 
+# Mutants of what the sweep keeps of the token's current topic between its steps: after an
+# accepted proposal, the count factors (or q_R) of the topic it left. Invisible with one step
+# per token (nothing follows an accept), so these run with the default 6 (measured TV 0.065
+# and 0.051 against the bound's 3x, 0.045; one step: 0.012 both).
+STALE_MUTANTS = {
+    "counts-not-moved-on-accept": [
+        ("                        for a in range(3):\n"
+         "                            k_count[a] = c_count[step, a]\n", ""),
+    ],
+    "q-not-moved-on-accept": [("                        k_q[RESPONSE] = c_q[step, RESPONSE]\n", "")],
+}
+
+
+@pytest.mark.parametrize("name", list(STALE_MUTANTS))
+def test_enumeration_detects_a_stale_current_topic(name):
+    sweep = _mutant(light._light_sweep, STALE_MUTANTS[name])
+    exact = _exact(3, 2)
+    freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=6, num_samples=200_000)
+    tv = _tv(exact, freq)
+    assert tv > 3 * TV_BOUND[3], f"mutant {name} went unnoticed (TV {tv:.4f})"
+
+
 def test_enumeration_detects_a_stale_response_table():
     """The paper's per-document table, built from the whole document (including the tokens it
     then serves), is not exact: one step per token shows it."""
