@@ -158,23 +158,25 @@ def test_a_run_started_from_another_continues_it_exactly():
     assert not np.array_equal(other.draws["eta"], second.draws["eta"])
 
 
+def _other_labels(corpus):
+    return Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                  labels=1 - np.asarray(corpus.labels))
+
+
 @pytest.mark.parametrize("change, match", [
-    ({"model": medlda(3, ell=3.0)}, "another model"),
-    ({"corpus": "other labels"}, "another corpus"),
-    ({"num_chains": 3}, "another num_chains"),
-    ({"num_iterations": 6}, "must exceed them"),
-    ({"sampler": "light"}, r"not a state of the sampler light \("),
-    ({"start": "first"}, "must be the FitResult of a fit"),
-])
+    (lambda corpus: {"model": medlda(3, ell=3.0)}, "another model"),
+    (lambda corpus: {"corpus": _other_labels(corpus)}, "another corpus"),
+    (lambda corpus: {"num_chains": 3}, "another num_chains"),
+    (lambda corpus: {"num_iterations": 6}, "must exceed them"),
+    (lambda corpus: {"sampler": "light"}, r"not a state of the sampler light \("),
+    (lambda corpus: {"start": "first"}, "must be the FitResult of a fit"),
+], ids=["model", "corpus", "num_chains", "num_iterations", "sampler", "start"])
 def test_a_start_of_another_run_is_refused(change, match):
     corpus = small_corpus()
     first = fit(medlda(3, ell=2.0), corpus, num_chains=2, num_iterations=6, num_snapshots=1,
                 progress=False)
     call = {"model": medlda(3, ell=2.0), "corpus": corpus, "num_chains": 2,
-            "num_iterations": 10, "start": first, **change}
-    if call["corpus"] == "other labels":
-        call["corpus"] = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
-                                labels=1 - np.asarray(corpus.labels))
+            "num_iterations": 10, "start": first, **change(corpus)}
     with pytest.raises(ValueError, match=match):
         fit(call.pop("model"), call.pop("corpus"), progress=False, num_snapshots=1, **call)
 
