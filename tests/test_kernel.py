@@ -117,6 +117,38 @@ def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     np.testing.assert_array_equal(resumed.state.state.topics.z, straight.state.state.topics.z)
 
 
+def test_ctrl_c_inside_the_numba_sweep_is_a_keyboard_interrupt_and_resumes(
+        tmp_path, monkeypatch, caplog):
+    """Ctrl-C that lands in a host callback (JAX wraps it in JaxRuntimeError and logs its
+    traceback) stops the run as a KeyboardInterrupt, without that log, and the checkpoint
+    resumes it to the draws of an uninterrupted run."""
+    import topiczoo.kernels.light as light
+
+    corpus = small_corpus()
+    kw = dict(sampler="light", num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2,
+              progress=False, chunk=3, seed=1)
+    straight = fit(medlda(3, ell=2.0), corpus, **kw)
+    sweep, calls = light._light_sweep, []
+
+    def interrupted_sweep(*args):
+        calls.append(1)
+        if len(calls) == 2 * 8:  # both chains' sweeps of iteration 8: inside chunk 7-9
+            raise KeyboardInterrupt
+        return sweep(*args)
+
+    monkeypatch.setattr(light, "_light_sweep", interrupted_sweep)
+    path = tmp_path / "ckpt.npz"
+    with pytest.raises(KeyboardInterrupt):
+        fit(medlda(3, ell=2.0), corpus, checkpoint=path, **kw)
+    assert len(calls) == 16
+    assert "pure_callback failed" not in caplog.text
+    monkeypatch.setattr(light, "_light_sweep", sweep)
+    resumed = fit(medlda(3, ell=2.0), corpus, checkpoint=path, **kw)
+    for name in straight.draws:
+        np.testing.assert_array_equal(resumed.draws[name], straight.draws[name])
+    np.testing.assert_array_equal(resumed.state.state.z, straight.state.state.z)
+
+
 @pytest.mark.parametrize("change, match", [
     ({"seed": 9}, "seed: checkpoint 1, this run 9"),
     ({"num_iterations": 20}, "schedule"),

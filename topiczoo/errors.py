@@ -8,6 +8,10 @@ Both exceptions subclass the built-in ones, so ``except ValueError`` keeps worki
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+
 __all__ = ["ConvergenceWarning", "DataLossWarning", "InputError", "InputTypeError"]
 
 
@@ -42,3 +46,40 @@ class DataLossWarning(UserWarning):
 class ConvergenceWarning(UserWarning):
     """``fit(..., until_rhat=...)`` reached its ``max_iterations`` before every label-invariant
     monitor's rank R-hat fell below the threshold; the message names the monitor."""
+
+
+_CALLBACK_INTERRUPT = re.compile(r"CpuCallback error.*\nKeyboardInterrupt\b", re.DOTALL)
+
+
+class _DropInterruptLogs(logging.Filter):
+    """Drops the log record of a host callback stopped by KeyboardInterrupt."""
+
+    def filter(self, record):
+        kind = record.exc_info[0] if record.exc_info else None
+        return not (kind is not None and issubclass(kind, KeyboardInterrupt))
+
+
+@contextlib.contextmanager
+def interrupts_as_keyboard_interrupt():
+    """Let Ctrl-C stop a run as a ``KeyboardInterrupt`` wherever it lands.
+
+    A KeyboardInterrupt raised inside a host callback (the numba sweeps run in
+    ``jax.pure_callback``) reaches Python as JAX's ``JaxRuntimeError`` (through numpyro's
+    ``MCMC.run``, a ValueError) "INTERNAL: CpuCallback error calling callback: ...
+    KeyboardInterrupt", after JAX has logged its traceback. Within this context it is raised
+    as the KeyboardInterrupt it is, without that log, so ``fit``'s checkpoint-and-resume path
+    and the command's "interrupted" message handle it.
+    """
+    import jax
+
+    logger = logging.getLogger("jax._src.callback")
+    drop = _DropInterruptLogs()
+    logger.addFilter(drop)
+    try:
+        yield
+    except (jax.errors.JaxRuntimeError, ValueError) as err:
+        if not _CALLBACK_INTERRUPT.search(str(err)):
+            raise
+        raise KeyboardInterrupt() from None
+    finally:
+        logger.removeFilter(drop)

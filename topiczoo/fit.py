@@ -52,7 +52,7 @@ import numpy as np
 from numpyro.infer import MCMC
 from numpyro.util import control_flow_prims_disabled
 
-from topiczoo.errors import ConvergenceWarning
+from topiczoo.errors import ConvergenceWarning, interrupts_as_keyboard_interrupt
 from topiczoo.kernels.gibbs import ChainState, GibbsKernel
 
 CHECKPOINT_FORMAT = 1
@@ -341,7 +341,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
             result.num_burnin = burnin  # the extended run's first half is burn-in
             result.snapshots = [s for s in result.snapshots if s.iteration > burnin]
         snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag)
-        run.stage(result, length, burnin, snapshots)
+        with interrupts_as_keyboard_interrupt():
+            run.stage(result, length, burnin, snapshots)
         if until_rhat is None:
             break
         result.convergence = _convergence(result, until_rhat, burnin, length)

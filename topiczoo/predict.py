@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topiczoo.errors import DataLossWarning
+from topiczoo.errors import DataLossWarning, interrupts_as_keyboard_interrupt
 from topiczoo.metrics import accuracy
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
@@ -173,9 +173,10 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
     for c in range(result.num_chains):
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
-            yield c, i, snap.chain(c), result.model.test_proportions(
-                snap.chain(c), corpus, num_burnin=num_burnin, num_draws=num_draws, lag=lag,
-                seed=host_seed)
+            with interrupts_as_keyboard_interrupt():
+                zbar = result.model.test_proportions(snap.chain(c), corpus, num_burnin=num_burnin,
+                                                     num_draws=num_draws, lag=lag, seed=host_seed)
+            yield c, i, snap.chain(c), zbar
 
 
 def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int = 10,
