@@ -90,6 +90,27 @@ def test_fit_is_reproducible_and_seed_dependent():
     assert [s.iteration for s in a.snapshots] == [9, 12]
 
 
+def test_fit_with_thinning_keeps_every_thinning_th_draw():
+    corpus = small_corpus()
+    result = fit(gslda(3), corpus, num_chains=2, num_iterations=12, num_snapshots=2,
+                 thinning=3, chunk=6, progress=False)
+    np.testing.assert_array_equal(result.draw_iterations, [3, 6, 9, 12])
+    assert result.draws["eta"].shape[:2] == (2, 4)
+
+
+@pytest.mark.parametrize("settings", [
+    dict(num_iterations=20, num_burnin=10, num_snapshots=3),  # snapshots at 13, 16, 20
+    dict(num_iterations=20, num_burnin=9, num_snapshots=1),  # burn-in end 9
+    dict(num_iterations=20, num_burnin=10, num_snapshots=1, chunk=5),
+])
+def test_a_schedule_that_thinning_does_not_divide_is_refused_before_sampling(settings):
+    calls = []
+    with pytest.raises(ValueError, match="thinning 2 does not divide the chunk"):
+        fit(gslda(3), small_corpus(), num_chains=1, thinning=2, progress=False,
+            callback=calls.append, **settings)
+    assert not calls
+
+
 def _interrupt_at(iteration):
     def callback(result):
         if result.iterations_done >= iteration:

@@ -192,6 +192,22 @@ def _chunk_ends(num_iterations, num_burnin, snapshot_points, chunk, thinning=1) 
     return sorted(e for e in ends if 0 < e <= num_iterations)
 
 
+def _chunks(start, num_iterations, num_burnin, snapshot_points, chunk, thinning) -> list:
+    """(start, end) of the chunks that run a chain from iteration ``start`` on to
+    ``num_iterations`` (:func:`_chunk_ends`); a ValueError if one is not a whole number of
+    ``thinning`` steps, since every chunk keeps every ``thinning``-th draw."""
+    ends = [e for e in _chunk_ends(num_iterations, num_burnin, snapshot_points, chunk, thinning)
+            if e > start]
+    chunks = list(zip([start] + ends[:-1], ends))
+    for a, b in chunks:
+        if (b - a) % thinning:
+            raise ValueError(f"thinning {thinning} does not divide the chunk of iterations "
+                             f"{a + 1}-{b}: chunk ({chunk}), num_burnin ({num_burnin}) and the "
+                             f"snapshot iterations {list(snapshot_points)} must be multiples of "
+                             "thinning")
+    return chunks
+
+
 def _check_settings(**settings):
     for name, (value, low) in settings.items():
         if isinstance(value, bool) or int(value) != value or value < low:
@@ -336,13 +352,18 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     run = _Run(kernel, data, num_chains, thinning, chain_method, seed, chunk, checkpoint,
                callback, log)
     stages = _extended_stages(num_iterations, num_burnin, max_iterations)
+    plans, start_at = [], result.iterations_done
+    for length, burnin in stages:  # every chunk of every stage checked before any sampling
+        snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag)
+        plans.append((snapshots, _chunks(start_at, length, burnin, snapshots, chunk, thinning)))
+        start_at = max(start_at, length)
     for stage, (length, burnin) in enumerate(stages):
         if stage:
             result.num_burnin = burnin  # the extended run's first half is burn-in
             result.snapshots = [s for s in result.snapshots if s.iteration > burnin]
-        snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag)
+        snapshots, chunks = plans[stage]
         with interrupts_as_keyboard_interrupt():
-            run.stage(result, length, burnin, snapshots)
+            run.stage(result, chunks, snapshots)
         if until_rhat is None:
             break
         result.convergence = _convergence(result, until_rhat, burnin, length)
@@ -410,20 +431,13 @@ class _Run:
         self.mcmc_calls = 0
         self.snapshot = _compiled_snapshot(kernel.sampler.snapshot)
 
-    def stage(self, result, num_iterations, num_burnin, snapshot_points):
-        """Run ``result`` on to ``num_iterations``, chunks ending at the burn-in end and the
-        ``snapshot_points`` too."""
+    def stage(self, result, chunks, snapshot_points):
+        """Run ``result`` through ``chunks`` ((start, end) pairs from :func:`_chunks`, the
+        first starting at ``result``'s iterations done), snapshots at ``snapshot_points``."""
         kernel, data, num_chains, thinning = self.kernel, self.data, self.num_chains, self.thinning
-        ends = _chunk_ends(num_iterations, num_burnin, snapshot_points, self.chunk, thinning)
-        start = result.iterations_done
-        for end in ends:
-            if end <= start:
-                continue
+        num_iterations = chunks[-1][1] if chunks else None
+        for start, end in chunks:
             length = end - start
-            if length % thinning:
-                raise ValueError(f"chunk of {length} iterations is not a multiple of thinning "
-                                 f"{thinning}; choose chunk/num_burnin/num_snapshots/"
-                                 "snapshot_lag to fit")
             mcmc = _mcmc(kernel, length, num_chains, thinning, self.chain_method)
             tic = time.perf_counter()
             start_state = result.state
@@ -452,7 +466,6 @@ class _Run:
                 save_checkpoint(result, self.checkpoint)
             if self.callback is not None:
                 self.callback(result)
-            start = end
 
 
 def _initial_state(kernel, data, seed, num_chains) -> ChainState:
