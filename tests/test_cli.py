@@ -97,6 +97,15 @@ def test_an_option_the_model_lacks_is_refused(capsys, tmp_path):
     assert "--model gslda has no option --ell" in capsys.readouterr().err
 
 
+def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tmp_path):
+    """--snapshots 0 would train, then find nothing to predict from."""
+    args = ["fit", "--model", "medlda", "--out", str(tmp_path / "run"), *FAST, "--snapshots", "0"]
+    assert main(args + ["--check"]) == 2
+    assert "medlda needs --snapshots >= 1" in capsys.readouterr().err
+    assert main(["fit", "--model", "lda", "--out", str(tmp_path / "run"), *FAST,
+                 "--snapshots", "0", "--check"]) == 0  # nothing to predict
+
+
 def test_help_states_every_default_once(capsys):
     with pytest.raises(SystemExit):
         main(["fit", "--help"])

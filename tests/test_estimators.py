@@ -100,7 +100,9 @@ def test_bad_settings_and_wrong_width_are_clear_errors():
     X, y = _counts()
     for bad, message in ((dict(strategy="last"), "strategy"), (dict(c="tune"), "'cv'"),
                          (dict(c=2.5), "whole-number"), (dict(num_chains=0), "num_chains"),
-                         (dict(random_state=-1), "random_state")):
+                         (dict(random_state=-1), "random_state"),
+                         (dict(num_snapshots=0), "num_snapshots"),
+                         (dict(test_burnin=-1), "test_burnin")):
         with pytest.raises(ValueError, match=message):
             GSLDAClassifier(2, **{**FAST, **bad}).fit(X, y)
     est = MedLDAClassifier(2, **FAST).fit(X, y)

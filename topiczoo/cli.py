@@ -311,6 +311,9 @@ def run_fit(args) -> dict:
         raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
     entry.build(args.topics, **options)  # hyperparameter errors before any data is read
     _check_run(args)
+    if entry.tasks and args.snapshots < 1:
+        raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "
+                         f"documents from; {args.model} needs --snapshots >= 1")
     if cv:
         if entry.driver != "gibbs":
             raise ValueError(f"--c cv runs models fitted as one model; {args.model} is "

@@ -317,10 +317,12 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     def _check_settings(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        for name in ("num_topics", "num_iterations", "num_chains", "test_draws"):
+        # num_snapshots >= 1: predict and transform run test chains from the snapshots
+        for name, low in (("num_topics", 1), ("num_iterations", 1), ("num_chains", 1),
+                          ("num_snapshots", 1), ("test_burnin", 0), ("test_draws", 1)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         c = getattr(self, "c", None)
         if isinstance(c, str) and c != "cv":
             raise ValueError(f"c must be a positive number or 'cv', got {c!r}")
