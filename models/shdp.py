@@ -300,23 +300,32 @@ def shdp_multitask(num_topics: int = 10, num_classes: int | None = None, *, c: f
                      beta, nu2, num_classes=num_classes)
 
 
-def shdp_map(num_topics: int = 10, *, response: str = "gaussian", c: float = 1.0,
-             s2: float = 1.0, learn_s2: bool = True, alpha: float = 1.0, gamma: float = 1.0,
-             beta: float = 0.01, nu2: float = 1.0, center: bool = True) -> SHDPModel:
+def shdp_map(num_topics: int = 10, *, response: str = "gaussian", c: float | None = None,
+             s2: float | None = None, learn_s2: bool | None = None, alpha: float = 1.0,
+             gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0,
+             center: bool = True) -> SHDPModel:
     """sHDP with eta set to its MAP given Z every cycle instead of drawn (the sHDP paper's
-    MAP-coefficient variant, section 5). ``response``: ``"gaussian"`` (regression; s2 as in
-    :func:`shdp_gaussian`: the MAP is the conditional mean at the current s2) or
-    ``"logistic"`` (binary or multi-label with constant ``c``: Newton steps on the
-    un-augmented posterior; the Polya-Gamma draw still serves the topic sweep). Not an
-    exact sampler of the sHDP posterior: eta is a function of Z."""
+    MAP-coefficient variant, section 5). ``response``: ``"gaussian"`` (regression; s2, the
+    noise variance, default 1, drawn from IG(1, 0.01) unless ``learn_s2=False``: the MAP is the
+    conditional mean at the current s2) or ``"logistic"`` (binary or multi-label with constant
+    ``c``, default 1: Newton steps on the un-augmented posterior; the Polya-Gamma draw still
+    serves the topic sweep). An option of the other response is an error. Not an exact
+    sampler of the sHDP posterior: eta is a function of Z."""
     from topiczoo.models.responses import Gaussian, Logistic
 
     if response == "gaussian":
-        return SHDPModel("shdp-map", num_topics, Gaussian(s2, learn_s2), ("regression",), alpha,
-                         gamma, beta, nu2, center=bool(center), eta_map=True)
+        if c is not None:
+            raise ValueError("c is the logistic response's constant; response='gaussian' "
+                             "takes s2 and learn_s2")
+        noise = Gaussian(1.0 if s2 is None else s2, True if learn_s2 is None else learn_s2)
+        return SHDPModel("shdp-map", num_topics, noise, ("regression",), alpha, gamma, beta,
+                         nu2, center=bool(center), eta_map=True)
     if response == "logistic":
-        return SHDPModel("shdp-map", num_topics, Logistic(c), ("binary", "multilabel"), alpha,
-                         gamma, beta, nu2, eta_map=True)
+        if s2 is not None or learn_s2 is not None:
+            raise ValueError("s2 and learn_s2 belong to response='gaussian'; "
+                             "response='logistic' takes c")
+        return SHDPModel("shdp-map", num_topics, Logistic(1.0 if c is None else c),
+                         ("binary", "multilabel"), alpha, gamma, beta, nu2, eta_map=True)
     raise ValueError(f"response must be 'gaussian' or 'logistic', got {response!r}")
 
 

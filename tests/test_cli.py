@@ -95,6 +95,13 @@ def test_diagnose_on_a_broken_tree_is_a_clear_error(tmp_path, capsys, content):
 def test_an_option_the_model_lacks_is_refused(capsys, tmp_path):
     assert main(["fit", "--model", "gslda", "--ell", "3", "--out", str(tmp_path), *FAST]) == 2
     assert "--model gslda has no option --ell" in capsys.readouterr().err
+    assert main(["fit", "--model", "gslda", "--gamma", "3", "--out", str(tmp_path), *FAST]) == 2
+    assert "its options: --c, --alpha, --beta, --nu2\n" in capsys.readouterr().err
+    assert main(["fit", "--model", "shdp-map", "--data", "movie-scale", "--c", "3", "--check",
+                 "--out", str(tmp_path), *FAST]) == 2  # the Gaussian response has no c
+    assert "response='gaussian' takes s2" in capsys.readouterr().err
+    assert main(["fit", "--model", "shdp-logistic", "--gamma", "3", "--check",
+                 "--out", str(tmp_path), *FAST]) == 0
 
 
 def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tmp_path):

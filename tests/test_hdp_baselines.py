@@ -80,7 +80,8 @@ def _zbar(state, data):
 def test_map_block_sets_eta_to_the_map(response):
     kind = 0 if response == "gaussian" else 1
     corpus = _corpus(40, 3)[kind]
-    model = shdp_map(3, response=response, learn_s2=False, s2=0.05, nu2=4.0)
+    noise = dict(learn_s2=False, s2=0.05) if response == "gaussian" else {}
+    model = shdp_map(3, response=response, nu2=4.0, **noise)
     data = model.corpus_data(corpus)
     state = _state_with_topics(data, 3, 6, model.response, 0)
     out = khdp.eta_map_block(None, state, data, model.response, nu2=model.nu2)
@@ -104,6 +105,10 @@ def test_map_block_sets_eta_to_the_map(response):
 def test_map_needs_a_response_with_a_map():
     with pytest.raises(ValueError, match="response must be"):
         shdp_map(3, response="hinge")
+    with pytest.raises(ValueError, match="response='gaussian' takes s2"):
+        shdp_map(3, c=5.0)
+    with pytest.raises(ValueError, match="response='logistic' takes c"):
+        shdp_map(3, response="logistic", s2=0.5)
     from dataclasses import replace
 
     from topiczoo.models.shdp import shdp_hinge

@@ -44,7 +44,10 @@ _OPTION_HELP = {
     "learn_s2": (None, "draw the noise variance from its inverse-gamma conditional"),
     "a0": (float, "shape of the inverse-gamma prior of s2"),
     "b0": (float, "scale of the inverse-gamma prior of s2"),
-    "alpha": (float, "total Dirichlet concentration: theta ~ Dir(alpha/K)"),
+    "alpha": (float, "total Dirichlet concentration: theta ~ Dir(alpha/K); hdp and shdp-*: "
+                     "the documents' DP concentration, its start value (drawn every sweep)"),
+    "gamma": (float, "hdp and shdp-*: the top-level DP concentration, its start value (drawn "
+                     "every sweep)"),
     "beta": (float, "Dirichlet parameter of each topic's word distribution"),
     "nu2": (float, "prior variance of eta"),
     "center": (None, "fit y - mean(y_train), add the mean back to predictions"),
@@ -237,7 +240,7 @@ def run_compare(args) -> list:
 def _options(args, entry) -> dict:
     """The model options given on the command line; an option the model lacks is an error."""
     given = {o: getattr(args, o) for o in _OPTION_HELP if getattr(args, o) is not None}
-    known = entry.options()
+    known = [o for o in entry.options() if o in _OPTION_HELP]  # those the command offers
     unknown = [o for o in given if o not in known]
     if unknown:
         flags = ", ".join("--" + o.replace("_", "-") for o in unknown)
