@@ -113,6 +113,22 @@ def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tm
                  "--snapshots", "0", "--check"]) == 0  # nothing to predict
 
 
+@pytest.mark.parametrize("model, sampler, match", [
+    ("medlda", "ligth", "unknown sampler 'ligth'"),
+    ("shdp-logistic", "light", "unknown sampler 'light' for shdp-logistic"),
+])
+def test_a_bad_sampler_is_refused_before_the_previous_outputs_go(capsys, tmp_path, model,
+                                                                 sampler, match):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "summary.json").write_text("{}")  # a previous run's output
+    for check in ([], ["--check"]):
+        assert main(["fit", "--model", model, "--sampler", sampler, "--out", str(out), *FAST,
+                     *check]) == 2
+        assert match in capsys.readouterr().err
+        assert (out / "summary.json").read_text() == "{}"
+
+
 def test_help_states_every_default_once(capsys):
     with pytest.raises(SystemExit):
         main(["fit", "--help"])

@@ -312,7 +312,8 @@ def run_fit(args) -> dict:
         options.pop("c")
     elif args.c_grid is not None:
         raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
-    entry.build(args.topics, **options)  # hyperparameter errors before any data is read
+    # hyperparameter and sampler errors before any data is read or output removed
+    entry.build(args.topics, **options).sampler(args.sampler, 1)
     _check_run(args)
     if entry.tasks and args.snapshots < 1:
         raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "
