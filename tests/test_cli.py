@@ -135,3 +135,20 @@ def test_help_states_every_default_once(capsys):
     text = capsys.readouterr().out
     assert "(default: None)" not in text
     assert "164.0 for medlda" in text and "64.0 for" in text
+
+
+def test_the_command_exits_at_once_after_ctrl_c(monkeypatch):
+    """console(): after an interrupt (main's 130) os._exit, not an interpreter exit under
+    JAX's still-running threads (which aborted the process); other codes exit normally."""
+    import topiczoo.cli as cli
+
+    exits = []
+    monkeypatch.setattr(cli.os, "_exit", exits.append)
+    monkeypatch.setattr(cli, "main", lambda: 130)
+    with pytest.raises(SystemExit):  # the recorded os._exit returns, so console goes on
+        cli.console()
+    assert exits == [130]
+    monkeypatch.setattr(cli, "main", lambda: 2)
+    with pytest.raises(SystemExit) as normal:
+        cli.console()
+    assert normal.value.code == 2 and exits == [130]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -467,5 +468,19 @@ def main(argv=None) -> int:
     return 0
 
 
+def console() -> None:
+    """The ``topiczoo`` command: :func:`main`, then exit with its code. After Ctrl-C (130)
+    the exit is immediate (``os._exit``, output flushed): JAX's runtime threads may still be
+    running the interrupted computation, and a normal interpreter exit under them aborts the
+    process ("terminate called without an active exception"). Nothing is lost: every
+    finished chunk is already in the checkpoint."""
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
