@@ -18,7 +18,7 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
-``"light:mh_steps=2,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
+``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
 
 State: :class:`ParametricState` (exact: the topic assignments and counts, eta [T, K] and the
 response's augmentation variables) or :class:`LightState` (light: z and n_dk only, no V x K
@@ -102,7 +102,8 @@ class SamplerOptions:
     eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
     mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
-      drawn at random; default) or ``"cycle"`` (in turn).
+      drawn at random; default) or ``"cycle"`` (in turn, from the document proposal at each
+      token's first step; needs mh_steps >= the number of proposals, 3, or 2 for LDA).
     """
 
     name: str = "exact"
@@ -113,22 +114,25 @@ class SamplerOptions:
 
     def spec(self) -> str:
         """The canonical name: the sampler, then its options that differ from the defaults
-        (``"light"``, ``"light:mh_steps=2,proposals=cycle"``, ``"exact:eta=coordinate"``)."""
+        (``"light"``, ``"light:mh_steps=3,proposals=cycle"``, ``"exact:eta=coordinate"``)."""
         default = SamplerOptions(self.name)
         changed = [f"{key}={getattr(self, key)}" for key in _OPTIONS[self.name]
                    if getattr(self, key) != getattr(default, key)]
         return self.name + (":" + ",".join(changed) if changed else "")
 
 
-# option -> (allowed values, or None for an integer >= 1), per sampler
+# option -> (allowed values, or None for an integer in [1, _MAX_COUNT]), per sampler
 _OPTIONS = {
     "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
 }
 
 
+_MAX_COUNT = 1000  # MH steps per token, eta sweeps per iteration: more is a mistake
+
+
 def _option_help(sampler: str) -> str:
-    return ", ".join(f"{key}=" + ("|".join(allowed) if allowed else "<integer >= 1>")
+    return ", ".join(f"{key}=" + ("|".join(allowed) if allowed else f"<integer 1-{_MAX_COUNT}>")
                      for key, allowed in _OPTIONS[sampler].items())
 
 
@@ -136,8 +140,8 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
     Options: exact: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
-    coordinate-wise eta, integer >= 1); light: ``mh_steps`` (integer >= 1), ``proposals`` (mixture|cycle),
-    ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
+    coordinate-wise eta, an integer in [1, 1000]); light: ``mh_steps`` (an integer in [1, 1000]),
+    ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
     """
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "
@@ -156,8 +160,9 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
             raise ValueError(f"sampler {name}: option {key} given twice")
         allowed = _OPTIONS[name][key]
         if allowed is None:
-            if not (value.isdigit() and int(value) >= 1):
-                raise ValueError(f"sampler {name}: {key} must be an integer >= 1, got {value!r}")
+            if not (value.isascii() and value.isdigit() and 1 <= int(value) <= _MAX_COUNT):
+                raise ValueError(f"sampler {name}: {key} must be an integer in [1, "
+                                 f"{_MAX_COUNT}], got {value!r}")
             values[key] = int(value)
         elif value not in allowed:
             raise ValueError(f"sampler {name}: {key} must be one of {', '.join(allowed)}, "
@@ -293,6 +298,12 @@ class TopicModel:
             options = sampler_options(name, self.samplers)
         except ValueError as err:
             raise ValueError(f"{self.name}: {err}") from None
+        kinds = 3 if self.supervised else 2  # document, word (, response) proposals
+        if options.name == "light" and options.proposals == "cycle" and options.mh_steps < kinds:
+            raise ValueError(f"{self.name}: sampler light: proposals=cycle makes each token's "
+                             f"steps with the {kinds} proposals in turn from the first, so "
+                             f"mh_steps={options.mh_steps} would never use the last; give "
+                             f"mh_steps >= {kinds} or the mixture")
         if task is None and self.supervised:
             task = Task(self.tasks[0])
         build = _light_sampler if options.name == "light" else _exact_sampler

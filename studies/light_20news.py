@@ -259,7 +259,8 @@ def part_swap(ds, args):
 
 def part_options(ds, args):
     for steps in args.mh_steps:
-        for proposals in ("mixture", "cycle"):
+        for proposals in ("mixture", "cycle") if steps >= 3 else ("mixture",):
+            # a cycle of fewer steps than its 3 proposals is refused: it restarts per token
             yield run_ours(ds, 100, f"light:mh_steps={steps},proposals={proposals}",
                            args.grid_iterations, args.grid_iterations, 0, args)
 

@@ -34,7 +34,7 @@ from numpyro.infer import MCMC
 import exact
 from exact import exact_posterior, total_variation
 from topiczoo.kernels.gibbs import CorpusData, GibbsKernel
-from topiczoo.models import gslda, medlda, parametric, slda_gaussian
+from topiczoo.models import gslda, lda, medlda, parametric, slda_gaussian
 from topiczoo.models.parametric import SamplerOptions, sampler_options
 
 # The corpus of test_enumeration.py: 3 documents, V = 3, 7 tokens, ambiguous topics.
@@ -167,11 +167,17 @@ def test_sampler_names_parse_to_one_canonical_spelling():
 
 @pytest.mark.parametrize("spec, message", [
     ("fast", "unknown sampler 'fast'; choose from exact, light"),
-    ("light:mh_steps=0", "mh_steps must be an integer >= 1, got '0'"),
-    ("light:mh_steps=two", "mh_steps must be an integer >= 1"),
+    ("light:mh_steps=0", "mh_steps must be an integer in [1, 1000], got '0'"),
+    ("light:mh_steps=two", "mh_steps must be an integer in [1, 1000]"),
+    ("light:mh_steps=\u00b2", "mh_steps must be an integer in [1, 1000]"),  # isdigit()
+    ("light:mh_steps=1001", "mh_steps must be an integer in [1, 1000]"),
+    ("exact:eta=coordinate,eta_sweeps=10000000000000000000000", "eta_sweeps must be an "
+                                                                "integer in [1, 1000]"),
     ("light:proposals=random", "proposals must be one of mixture, cycle, got 'random'"),
-    ("light:eta=qr", "bad option 'eta=qr'; its options: mh_steps=<integer >= 1>, "
-                     "proposals=mixture|cycle, eta_sweeps=<integer >= 1>"),
+    ("light:eta=qr", "bad option 'eta=qr'; its options: mh_steps=<integer 1-1000>, "
+                     "proposals=mixture|cycle, eta_sweeps=<integer 1-1000>"),
+    ("light:mh_steps=2,proposals=cycle", "mh_steps=2 would never use the last; give "
+                                         "mh_steps >= 3"),
     ("light:mh_steps", "bad option 'mh_steps'"),
     ("light:mh_steps=2,mh_steps=3", "option mh_steps given twice"),
     ("light:", "empty option list"),
@@ -185,6 +191,16 @@ def test_bad_sampler_names_are_refused(spec, message):
     with pytest.raises(ValueError) as err:
         medlda(3).sampler(spec, 5)
     assert str(err.value).startswith("medlda: ") and message in str(err.value), err.value
+
+
+def test_a_cycle_needs_a_step_per_proposal():
+    """The cycle restarts at each token: LDA has 2 proposals, a supervised model 3."""
+    assert lda(3).sampler("light:mh_steps=2,proposals=cycle", 5).name == \
+        "light:mh_steps=2,proposals=cycle"
+    assert medlda(3).sampler("light:mh_steps=3,proposals=cycle", 5).name == \
+        "light:mh_steps=3,proposals=cycle"
+    with pytest.raises(ValueError, match="give mh_steps >= 2"):
+        lda(3).sampler("light:mh_steps=1,proposals=cycle", 5)
 
 
 def test_host_log_likelihood_is_the_collapsed_one():

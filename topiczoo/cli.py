@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--sampler", default="exact",
                    help="the model's sampler (default exact: the papers' collapsed Gibbs); "
                         "light: LightMedLDA, cost per token independent of K; options after a "
-                        "colon, e.g. light:mh_steps=2,proposals=cycle,eta_sweeps=1, "
+                        "colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
                         "exact:eta=qr or exact:eta=coordinate")
     f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
     f.add_argument("--iterations", type=int, default=100,
