@@ -110,6 +110,17 @@ def test_bad_settings_and_wrong_width_are_clear_errors():
         est.predict(X[:, :5])
 
 
+def test_the_sampler_is_a_parameter_checked_at_fit_time():
+    X, y = _counts()
+    est = MedLDAClassifier(2, sampler="light:mh_steps=3", **FAST)
+    assert est.get_params()["sampler"] == "light:mh_steps=3"
+    est.fit(X, y)
+    assert est.result_.sampler == "light:mh_steps=3"
+    assert est.predict(X).shape == (X.shape[0],)
+    with pytest.raises(ValueError, match="unknown sampler 'ligth'"):
+        GSLDAClassifier(2, sampler="ligth", c="cv", **FAST).fit(X, y)
+
+
 def test_grid_search_over_c_runs_and_reports_the_best_c():
     X, y = _counts(num_docs=32)
     search = GridSearchCV(GSLDAClassifier(2, **FAST), {"c": [1.0, 4.0]}, cv=2).fit(X, y)

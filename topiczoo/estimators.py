@@ -329,7 +329,8 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     def _fit_kwargs(self, seed: int) -> dict:
         return dict(num_chains=self.num_chains, num_iterations=self.num_iterations,
-                    num_burnin=self.num_burnin, num_snapshots=self.num_snapshots, seed=seed)
+                    num_burnin=self.num_burnin, num_snapshots=self.num_snapshots, seed=seed,
+                    sampler=getattr(self, "sampler", "exact"))  # SHDPRegressor: exact only
 
     def _predict_kwargs(self, seed: int) -> dict:
         return dict(num_burnin=self.test_burnin, num_draws=self.test_draws, seed=seed)
@@ -347,8 +348,13 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         options = self._options()
         seed = self._seed()
         self.cv_results_ = None
-        if options.get("c") == "cv":
+        tune_c = options.get("c") == "cv"
+        if tune_c:
             options.pop("c")
+        # a bad sampler before any fit (cross-validation's included)
+        entry.build(self.num_topics, corpus=corpus, **options).sampler(
+            self._fit_kwargs(seed)["sampler"], corpus.vocab_size)
+        if tune_c:
             tuning = choose_c(entry, self.num_topics, corpus, grid=self.c_grid,
                               num_folds=self.cv_folds, options=options,
                               fit_kwargs=self._fit_kwargs(seed),
@@ -396,6 +402,8 @@ _SHARED_DOC = """
         prediction (default 5); test_burnin, test_draws: sweeps of each test chain before its
         first kept draw and kept draws (defaults 20, 10); strategy: averaging strategy,
         ``sf``/``sa``/``mf``/``ma`` (default ``ma``).
+      sampler: the sampler of ``topiczoo.fit.fit`` (``"exact"``, the default, or ``"light"``,
+        with options such as ``"light:mh_steps=3"``; README "Samplers"); not SHDPRegressor's.
       random_state: int seed of the run (default 0), None (a fresh seed) or a RandomState.
       tokenizer: how texts are tokenized when X is a list of texts (a
         :class:`topiczoo.text.Tokenizer`, default ``Tokenizer()``).
@@ -465,7 +473,7 @@ class GSLDAClassifier(_Classifier):
     def __init__(self, num_topics=10, *, c=1.0, alpha=None, beta=None, nu2=None,
                  c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
                  num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.alpha = alpha
@@ -480,6 +488,7 @@ class GSLDAClassifier(_Classifier):
         self.test_burnin = test_burnin
         self.test_draws = test_draws
         self.strategy = strategy
+        self.sampler = sampler
         self.random_state = random_state
         self.tokenizer = tokenizer
         self.verbose = verbose
@@ -517,7 +526,7 @@ class MedLDAClassifier(_Classifier):
     def __init__(self, num_topics=10, *, c=1.0, ell=None, alpha=None, beta=None, nu2=None,
                  c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
                  num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.ell = ell
@@ -533,6 +542,7 @@ class MedLDAClassifier(_Classifier):
         self.test_burnin = test_burnin
         self.test_draws = test_draws
         self.strategy = strategy
+        self.sampler = sampler
         self.random_state = random_state
         self.tokenizer = tokenizer
         self.verbose = verbose
@@ -555,7 +565,7 @@ class MedLDARegressor(_Regressor):
     def __init__(self, num_topics=10, *, c=1.0, eps=None, alpha=None, beta=None, nu2=None,
                  center=None, c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None,
                  num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.eps = eps
@@ -572,6 +582,7 @@ class MedLDARegressor(_Regressor):
         self.test_burnin = test_burnin
         self.test_draws = test_draws
         self.strategy = strategy
+        self.sampler = sampler
         self.random_state = random_state
         self.tokenizer = tokenizer
         self.verbose = verbose
@@ -592,7 +603,7 @@ class SLDARegressor(_Regressor):
     def __init__(self, num_topics=10, *, s2=None, learn_s2=None, a0=None, b0=None, alpha=None,
                  beta=None, nu2=None, center=None, num_iterations=100, num_burnin=None,
                  num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.s2 = s2
         self.learn_s2 = learn_s2
@@ -609,6 +620,7 @@ class SLDARegressor(_Regressor):
         self.test_burnin = test_burnin
         self.test_draws = test_draws
         self.strategy = strategy
+        self.sampler = sampler
         self.random_state = random_state
         self.tokenizer = tokenizer
         self.verbose = verbose
