@@ -112,9 +112,24 @@ def _statistics(ds: xr.Dataset) -> dict:
         "mcse_mean": azs.mcse(ds, sample_dims=dims, method="mean"),
         "ess_bulk": azs.ess(ds, sample_dims=dims, method="bulk"),
         "ess_tail": azs.ess(ds, sample_dims=dims, method="tail"),
-        "r_hat": azs.rhat(ds, sample_dims=dims, method="rank"),
-        "r_hat_classic": azs.rhat(ds, sample_dims=dims, method="identity"),
+        "r_hat": _stuck_is_inf(azs.rhat(ds, sample_dims=dims, method="rank"), ds, split=True),
+        "r_hat_classic": _stuck_is_inf(azs.rhat(ds, sample_dims=dims, method="identity"), ds,
+                                       split=False),
     }
+
+
+def _stuck_is_inf(r_hat: xr.Dataset, ds: xr.Dataset, *, split: bool) -> xr.Dataset:
+    """R-hat set to inf where every chain (every half chain when ``split``) is constant and
+    the chains do not all agree: the between-chain variance is positive and the within-chain
+    variance zero, so R-hat is infinite, where the rank R-hat otherwise gave arbitrary large
+    numbers (6e15 for an sHDP's number of topics stuck at 3 in one chain and 4 in the other)."""
+    n = ds.sizes["draw"]
+    parts = [ds.isel(draw=slice(0, n // 2)), ds.isel(draw=slice(n - n // 2, None))] if split \
+        else [ds]
+    constant = [(part.max("draw") == part.min("draw")).all("chain") for part in parts]
+    stuck = constant[0] if len(constant) == 1 else constant[0] & constant[1]
+    stuck = stuck & (ds.max(list(_SAMPLE_DIMS)) > ds.min(list(_SAMPLE_DIMS)))
+    return r_hat.where(~stuck, np.inf)
 
 
 def _element_values(name: str, da: xr.DataArray):

@@ -249,6 +249,22 @@ def test_rhat_large_for_stuck_chains():
     assert (table["r_hat_classic"] > 1.1).all()
 
 
+def test_rhat_infinite_for_constant_chains_that_differ():
+    """Each chain constant, chains not all equal (an sHDP's number of topics stuck at 3 in
+    one chain and 4 in the other): R-hat is infinite, not arviz_stats' arbitrary large number;
+    chains that are all equal keep arviz_stats' value; a chain that jumps once between its
+    halves is constant in each half, so only the split (rank) R-hat is infinite."""
+    stuck = summary_table(tree_of(np.repeat([[3.0], [4.0]], 40, axis=1)))
+    assert np.isposinf(stuck["r_hat"]).all() and np.isposinf(stuck["r_hat_classic"]).all()
+    assert "inf" in format_table(stuck)
+    same = summary_table(tree_of(np.full((2, 40), 3.0)))
+    assert not np.isposinf(same["r_hat"]).any()
+    jump = np.repeat([[3.0], [3.0]], 40, axis=1)
+    jump[0, 20:] = 4.0
+    jumped = summary_table(tree_of(jump))
+    assert np.isposinf(jumped["r_hat"]).all() and np.isfinite(jumped["r_hat_classic"]).all()
+
+
 def test_summary_table_defaults_to_label_invariant_monitors_and_expands_elements():
     rng = np.random.default_rng(7)
     tree = to_datatree(fake_result(supervised_draws(rng, num_tasks=2), np.arange(1, 41), 0))
