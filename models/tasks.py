@@ -99,13 +99,37 @@ class Task:
         return scores[0] + self.offset
 
     # ------------------------------------------------------------------ metrics
+    def check_truth(self, truth) -> np.ndarray:
+        """``truth`` (test labels in the corpus's orientation) as an array, if it is labels of
+        this task: 0/1 (binary), class ids in [0, T) (multi-class), 0/1 indicators [D, T]
+        (multi-label); regression's finite numbers are checked by its metrics. Raises
+        :class:`~topiczoo.errors.InputError` naming the first bad entry."""
+        from topiczoo.errors import InputError
+
+        truth = np.asarray(truth)
+        if self.kind == "regression":
+            return truth
+        if self.kind == "multilabel" and (truth.ndim != 2 or truth.shape[1] != self.num_tasks):
+            raise InputError(f"multilabel truth must be 0/1 indicators [D, {self.num_tasks}], "
+                             f"got shape {truth.shape}")
+        top = 2 if self.kind != "multiclass" else self.num_tasks
+        numeric = truth.dtype.kind in "biuf"
+        bad = ~np.isin(truth, np.arange(top)) if numeric else np.ones(truth.shape, bool)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            allowed = "0 or 1" if top == 2 else f"a class id in [0, {top})"
+            raise InputError(f"{self.kind} truth{list(where)} is {truth[where].item()!r}, not "
+                             f"{allowed}")
+        return truth
+
     def metrics(self, truth, predicted) -> dict:
         """The papers' metrics of predictions in the corpus's orientation: ``accuracy``
         (binary, multi-class); micro and macro ``precision``, ``recall``, ``f1`` (multi-label);
-        ``predictive_r2`` and ``mse`` (regression, squared response units)."""
+        ``predictive_r2`` and ``mse`` (regression, squared response units). ``truth`` must be
+        labels of this task (:meth:`check_truth`)."""
         from topiczoo.metrics import evaluate
 
-        return evaluate(self.kind, truth, predicted)
+        return evaluate(self.kind, self.check_truth(truth), predicted)
 
     # ------------------------------------------------------------------ monitors (jittable)
     def train_monitors(self, y, omega) -> dict:

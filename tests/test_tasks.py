@@ -80,3 +80,26 @@ def test_predicting_documents_with_no_known_word_warns_with_counts():
     assert prediction.labels().shape == (3,)
     with pytest.raises(ValueError, match="shape"):
         prediction.accuracy([0, 1])
+
+
+@pytest.mark.parametrize("task, truth, message", [
+    (Task("binary", 1), np.arange(10) % 3, r"binary truth\[2\] is 2, not 0 or 1"),
+    (Task("binary", 1), np.linspace(0, 1, 4), r"binary truth\[1\] is .*0.33.*, not 0 or 1"),
+    (Task("binary", 1), np.array([np.nan, 1.0]), r"binary truth\[0\] is nan"),
+    (Task("binary", 1), np.array(["a", "b"]), r"binary truth\[0\] is .*'a'"),
+    (Task("multiclass", 3), np.array([0, 2, 3]), r"truth\[2\] is 3, not a class id in \[0, 3\)"),
+    (Task("multilabel", 2), np.zeros((4, 3), int), r"indicators \[D, 2\], got shape \(4, 3\)"),
+    (Task("multilabel", 2), np.array([[0, 1], [2, 0]]), r"multilabel truth\[1, 0\] is 2"),
+])
+def test_metrics_refuse_truth_that_is_not_labels_of_the_task(task, truth, message):
+    """Scoring a binary model against 3 classes or ratings gave an accuracy (0.4, 0.0)."""
+    predicted = np.zeros(truth.shape, np.int64)
+    with pytest.raises(ValueError, match=message):
+        task.metrics(truth, predicted)
+
+
+def test_metrics_take_labels_of_the_task():
+    assert Task("binary", 1).metrics(np.array([0, 1, True]), np.array([0, 1, 0])) == \
+        {"accuracy": pytest.approx(2 / 3)}
+    assert Task("multiclass", 3).metrics([0, 2, 1], np.array([0, 2, 2]))["accuracy"] == \
+        pytest.approx(2 / 3)

@@ -151,7 +151,7 @@ class Prediction:
         """Fraction of test documents (multi-label: document-label pairs) predicted right."""
         if self.task.kind == "regression":
             raise TypeError("a regression has no accuracy; use metrics() (predictive R^2, MSE)")
-        return accuracy(truth, self.labels(strategy, average))
+        return accuracy(self.task.check_truth(truth), self.labels(strategy, average))
 
 
 def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
