@@ -152,3 +152,22 @@ def test_the_command_exits_at_once_after_ctrl_c(monkeypatch):
     with pytest.raises(SystemExit) as normal:
         cli.console()
     assert normal.value.code == 2 and exits == [130]
+
+
+def test_a_relative_noise_variance_is_reported_in_response_units(tmp_path):
+    """shdp-gaussian's default s2 is 1/4 of var(y): summary.json says the value it took."""
+    import numpy as np
+
+    from topiczoo import load_dataset
+
+    try:
+        train = load_dataset("movie-scale").train
+    except FileNotFoundError as err:
+        pytest.skip(f"movie-scale not found ({err})")
+    out = tmp_path / "run"
+    assert main(["fit", "--model", "shdp-gaussian", "--data", "movie-scale", "--topics", "3",
+                 "--chains", "1", "--iterations", "4", "--snapshots", "1", "--test-burnin", "1",
+                 "--test-draws", "1", "--quiet", "--out", str(out)]) == 0
+    hyper = json.loads((out / "summary.json").read_text())["hyperparameters"]
+    assert hyper["s2"] == 0.25 and hyper["relative"] is True
+    assert hyper["noise_variance"] == pytest.approx(0.25 * np.var(train.labels), rel=1e-5)
