@@ -13,7 +13,7 @@ from topiczoo.models.supervised import supervised_lda_declaration
 def _model(name, num_topics, response, tasks, alpha, beta, nu2, num_classes=None,
            center=False):
     return TopicModel(name, num_topics, alpha, beta, nu2, response, tasks, num_classes,
-                      bool(center),
+                      center,
                       declaration=partial(supervised_lda_declaration, response=response))
 
 

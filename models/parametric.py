@@ -28,7 +28,6 @@ scored by test chains with Phi-hat fixed (JMLR eq. 15).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -43,15 +42,9 @@ from topiczoo.kernels.light import assignments_log_likelihood, light_assignments
 from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
                                      counts_from_assignments, sample_test_topics,
                                      topic_proportions)
+from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.responses import response_facts
 from topiczoo.models.tasks import Task
-
-
-def _positive(name, value):
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
 
 
 class ParametricState(NamedTuple):
@@ -214,15 +207,13 @@ class TopicModel:
     samplers = ("exact", "light")
 
     def __post_init__(self):
-        if (isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics
-                or self.num_topics < 1):
-            raise ValueError(f"num_topics must be an integer >= 1, got {self.num_topics!r}")
-        object.__setattr__(self, "num_topics", int(self.num_topics))
+        object.__setattr__(self, "num_topics", whole_number("num_topics", self.num_topics, 1))
         for name in ("alpha", "beta", "nu2"):
-            object.__setattr__(self, name, _positive(name, getattr(self, name)))
-        if self.num_classes is not None and (int(self.num_classes) != self.num_classes
-                                             or self.num_classes < 2):
-            raise ValueError(f"num_classes must be an integer >= 2, got {self.num_classes!r}")
+            object.__setattr__(self, name, positive_number(name, getattr(self, name)))
+        if self.num_classes is not None:
+            object.__setattr__(self, "num_classes",
+                               whole_number("num_classes", self.num_classes, 2))
+        object.__setattr__(self, "center", flag("center", self.center))
         if (self.response is None) != (not self.tasks):
             raise ValueError("a model has a response exactly when it has tasks")
 

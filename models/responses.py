@@ -59,17 +59,11 @@ import numpyro
 import numpyro.distributions as dist
 
 from topiczoo.kernels.variates import inverse_gaussian, polya_gamma
+from topiczoo.models.checks import flag, positive_number
 
 # Margins |zeta| below this are treated as this: the IG mean 1/(c |zeta|) stays finite in
 # float32 (it is reached with probability ~0 for continuous omega).
 _MIN_MARGIN = 1e-12
-
-
-def _check_positive(name, value):
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
 
 
 def _as_tasks(y) -> np.ndarray:
@@ -89,7 +83,7 @@ class Logistic:
     name = "logistic"
 
     def __post_init__(self):
-        c = _check_positive("c", self.c)
+        c = positive_number("c", self.c)
         if c != round(c):
             raise ValueError(
                 f"the logistic response needs a whole-number c (got {c}): no exact Polya-Gamma "
@@ -153,8 +147,8 @@ class Hinge:
     name = "hinge"
 
     def __post_init__(self):
-        object.__setattr__(self, "c", _check_positive("c", self.c))
-        object.__setattr__(self, "ell", _check_positive("ell", self.ell))
+        object.__setattr__(self, "c", positive_number("c", self.c))
+        object.__setattr__(self, "ell", positive_number("ell", self.ell))
 
     def encode(self, y) -> np.ndarray:
         """0/1 labels [D] or [T, D] -> float32 [T, D] coded -1 / +1."""
@@ -195,7 +189,7 @@ class EpsilonInsensitive(_Regressor):
     name = "epsilon_insensitive"
 
     def __post_init__(self):
-        object.__setattr__(self, "c", _check_positive("c", self.c))
+        object.__setattr__(self, "c", positive_number("c", self.c))
         eps = float(self.eps)
         if not (math.isfinite(eps) and eps >= 0):
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
@@ -242,9 +236,9 @@ class Gaussian(_Regressor):
 
     def __post_init__(self):
         for name in ("s2", "a0", "b0"):
-            object.__setattr__(self, name, _check_positive(name, getattr(self, name)))
-        object.__setattr__(self, "learn_s2", bool(self.learn_s2))
-        object.__setattr__(self, "relative", bool(self.relative))
+            object.__setattr__(self, name, positive_number(name, getattr(self, name)))
+        object.__setattr__(self, "learn_s2", flag("learn_s2", self.learn_s2))
+        object.__setattr__(self, "relative", flag("relative", self.relative))
 
     def encode(self, y) -> np.ndarray:
         """Real responses [D] or [T, D] -> float32 [T, D] (a relative s2 needs them to vary)."""

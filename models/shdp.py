@@ -15,7 +15,6 @@ truncation is below 1e-5 on average under the Gamma(1, 1) prior of gamma):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,6 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
+
+from topiczoo.models.checks import flag, positive_number, whole_number
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
 # after many small sticks; the atoms concerned have weight < 1e-30).
@@ -114,15 +115,14 @@ class SHDPModel:
     samplers = ("exact",)
 
     def __post_init__(self):
-        if isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics \
-                or self.num_topics < 1:
-            raise ValueError(f"num_topics must be an integer >= 1, got {self.num_topics!r}")
+        object.__setattr__(self, "num_topics", whole_number("num_topics", self.num_topics, 1))
         for name in ("alpha", "gamma", "beta", "nu2"):
-            value = float(getattr(self, name))
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-        if int(self.num_aux) != self.num_aux or self.num_aux < 1:
-            raise ValueError(f"num_aux must be an integer >= 1, got {self.num_aux!r}")
+            object.__setattr__(self, name, positive_number(name, getattr(self, name)))
+        object.__setattr__(self, "num_aux", whole_number("num_aux", self.num_aux, 1))
+        if self.num_classes is not None:
+            object.__setattr__(self, "num_classes",
+                               whole_number("num_classes", self.num_classes, 2))
+        object.__setattr__(self, "center", flag("center", self.center))
         if self.eta_map:
             from topiczoo.kernels.hdp import map_steps
 
@@ -259,7 +259,7 @@ def shdp_gaussian(num_topics: int = 10, *, s2: float | None = None, learn_s2: bo
     response = (Gaussian(S2_FRACTION, learn_s2, relative=True) if s2 is None
                 else Gaussian(s2, learn_s2))
     return SHDPModel("shdp-gaussian", num_topics, response, ("regression",),
-                     alpha, gamma, beta, nu2, center=bool(center))
+                     alpha, gamma, beta, nu2, center=center)
 
 
 def shdp_logistic(num_topics: int = 10, *, c: float = 1.0, alpha: float = 1.0,
@@ -287,7 +287,7 @@ def shdp_regression(num_topics: int = 10, *, c: float = 1.0, eps: float = 1e-3,
     from topiczoo.models.responses import EpsilonInsensitive
 
     return SHDPModel("shdp-regression", num_topics, EpsilonInsensitive(c, eps), ("regression",),
-                     alpha, gamma, beta, nu2, center=bool(center))
+                     alpha, gamma, beta, nu2, center=center)
 
 
 def shdp_multitask(num_topics: int = 10, num_classes: int | None = None, *, c: float = 1.0,
@@ -319,7 +319,7 @@ def shdp_map(num_topics: int = 10, *, response: str = "gaussian", c: float | Non
                              "takes s2 and learn_s2")
         noise = Gaussian(1.0 if s2 is None else s2, True if learn_s2 is None else learn_s2)
         return SHDPModel("shdp-map", num_topics, noise, ("regression",), alpha, gamma, beta,
-                         nu2, center=bool(center), eta_map=True)
+                         nu2, center=center, eta_map=True)
     if response == "logistic":
         if s2 is not None or learn_s2 is not None:
             raise ValueError("s2 and learn_s2 belong to response='gaussian'; "

@@ -20,5 +20,5 @@ def slda_gaussian(num_topics: int, *, s2: float = 1.0, learn_s2: bool = True, a0
     """
     response = Gaussian(s2, learn_s2, a0, b0)
     return TopicModel("slda-gaussian", num_topics, alpha, beta, nu2, response, ("regression",),
-                      center=bool(center),
+                      center=center,
                       declaration=partial(supervised_lda_declaration, response=response))

@@ -25,7 +25,6 @@ draws are exact and independent (no test chain, no burn-in).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -39,6 +38,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import gammaln
 
 from topiczoo.kernels.gibbs import CorpusData, Sampler, corpus_arrays
+from topiczoo.models.checks import positive_number, whole_number
 
 
 def unigram_mixture_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
@@ -78,13 +78,6 @@ class MixtureState(NamedTuple):
     n_k: jax.Array
 
 
-def _positive(name, value):
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class UnigramMixture:
     """The mixture of unigrams with K topics (unsupervised).
@@ -107,12 +100,9 @@ class UnigramMixture:
     response = None
 
     def __post_init__(self):
-        if (isinstance(self.num_topics, bool) or int(self.num_topics) != self.num_topics
-                or self.num_topics < 1):
-            raise ValueError(f"num_topics must be an integer >= 1, got {self.num_topics!r}")
-        object.__setattr__(self, "num_topics", int(self.num_topics))
+        object.__setattr__(self, "num_topics", whole_number("num_topics", self.num_topics, 1))
         for name in ("alpha", "beta"):
-            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+            object.__setattr__(self, name, positive_number(name, getattr(self, name)))
 
     @property
     def alpha_per_topic(self) -> float:

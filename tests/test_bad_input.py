@@ -12,6 +12,7 @@ from topiczoo.kernels.gibbs import GibbsKernel
 from topiczoo.models import (gslda, gslda_multitask, lda, medlda, medlda_multitask,
                              medlda_regression, slda_gaussian)
 from topiczoo.models.responses import EpsilonInsensitive, Gaussian
+from topiczoo.models.shdp import shdp_gaussian, shdp_logistic, shdp_multitask
 from topiczoo.predict import predict
 
 VOCAB = ("a", "b", "c")
@@ -75,6 +76,13 @@ def test_supervised_model_needs_labels():
     (lambda: gslda(3, alpha=0), "alpha must be a positive"),
     (lambda: lda(3, beta=-0.1), "beta must be a positive"),
     (lambda: gslda(3, nu2=float("inf")), "nu2 must be a positive"),
+    # float() and int() would take these, and bool() anything
+    (lambda: gslda(3, alpha="1"), "alpha must be a positive finite number, got '1'"),
+    (lambda: shdp_logistic(3, gamma=True), "gamma must be a positive finite number, got True"),
+    (lambda: shdp_logistic(None), "num_topics must be an integer >= 1, got None"),
+    (lambda: shdp_multitask(3, num_classes=2.5), "num_classes must be an integer >= 2"),
+    (lambda: shdp_gaussian(3, center="no"), "center must be True or False, got 'no'"),
+    (lambda: slda_gaussian(3, learn_s2="yes"), "learn_s2 must be True or False"),
 ])
 def test_impossible_hyperparameters(make, match):
     with pytest.raises(ValueError, match=match):
@@ -98,6 +106,11 @@ def test_test_corpus_must_use_training_vocabulary():
     other = Corpus(np.array([0], np.int32), np.array([0, 1]), ("zzz",))
     with pytest.raises(ValueError, match="restrict_vocabulary"):
         predict(result, other)
+    for bad, match in ((dict(num_draws=2.5), "num_draws must be an integer >= 1, got 2.5"),
+                       (dict(num_burnin=-1), "num_burnin must be an integer >= 0"),
+                       (dict(lag=0), "lag must be an integer >= 1")):
+        with pytest.raises(ValueError, match=match):
+            predict(result, corpus, **bad)
 
 
 def test_cli_reports_errors_without_traceback(capsys, tmp_path):

@@ -31,6 +31,7 @@ import numpy as np
 
 from topiczoo.errors import DataLossWarning, interrupts_as_keyboard_interrupt
 from topiczoo.metrics import accuracy
+from topiczoo.models.checks import whole_number
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
@@ -162,8 +163,8 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
                          "corpus.restrict_vocabulary(train.vocabulary)")
     if not result.snapshots:
         raise ValueError("the fit kept no snapshots (num_snapshots=0 or no post-burn-in draws)")
-    if num_draws < 1 or lag < 1 or num_burnin < 0:
-        raise ValueError("need num_draws >= 1, lag >= 1 and num_burnin >= 0")
+    num_draws, lag = whole_number("num_draws", num_draws, 1), whole_number("lag", lag, 1)
+    num_burnin = whole_number("num_burnin", num_burnin, 0)
     empty = np.flatnonzero(np.diff(np.asarray(corpus.doc_offsets)) == 0)
     if len(empty):
         warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
