@@ -108,6 +108,7 @@ def _settings_rows(tree, summary) -> list:
     attrs = {k: _plain(v) for k, v in tree.attrs.items()}
     rows = [("model", attrs.get("model", summary.get("model"))),
             ("data", summary.get("data", "?")),
+            ("sampler", attrs.get("sampler", summary.get("sampler", "?"))),
             ("topics K", attrs.get("num_topics", summary.get("topics"))),
             ("chains", attrs.get("num_chains", summary.get("chains"))),
             ("iterations (per chain)", attrs.get("iterations", summary.get("iterations"))),

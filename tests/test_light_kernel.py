@@ -237,10 +237,15 @@ def test_cli_fit_with_the_light_sampler_records_it(tmp_path, capsys):
     out = tmp_path / "run"
     fast = ["--topics", "4", "--chains", "2", "--iterations", "8", "--snapshots", "2",
             "--test-burnin", "2", "--test-draws", "2", "--quiet", "--checkpoint"]
-    assert main(["fit", "--model", "medlda", "--sampler", "light:mh_steps=2", "--out", str(out),
-                 *fast]) == 0
+    assert main(["fit", "--model", "medlda", "--sampler", " light : mh_steps=2, ", "--out",
+                 str(out), *fast]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert 0.0 <= summary["test_accuracy"] <= 1.0 and "log_likelihood" in summary["rhat"]
+    assert summary["sampler"] == "light:mh_steps=2"  # the canonical name, as in the tree
+    from topiczoo.diagnostics import diagnose
+
+    diagnose(out)
+    assert "| sampler | light:mh_steps=2 |" in (out / "report.md").read_text()
     with np.load(out / "checkpoint.npz") as archive:
         assert json.loads(str(archive["meta"]))["sampler"] == "light:mh_steps=2"
     capsys.readouterr()

@@ -395,7 +395,7 @@ def run_fit(args) -> dict:
     average = args.average
     summary = {
         "model": args.model, "data": data.name, "task": kind, "topics": args.topics,
-        "sampler": args.sampler, "chains": args.chains,
+        "sampler": result.sampler if result else args.sampler, "chains": args.chains,
         "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
         "hyperparameters": {k: v for k, v in entry.build(args.topics, corpus=train,

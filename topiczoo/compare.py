@@ -31,7 +31,7 @@ rank, not as the held-out density. With c != 1 the logistic model is trained on 
 pseudo-likelihood, logistic^c; its held-out density is still that of sigmoid(omega).
 
 **Hinge and epsilon-insensitive losses** (Gibbs MedLDA, its regression, the sHDP hinge) and the
-two-step LDA + SVM have no likelihood of the response: the hinge "likelihood"
+two-step baselines (LDA + SVM, HDP + ridge / logistic) have no likelihood of the response: the hinge "likelihood"
 exp(-2c max(0, ell - y omega)) is a pseudo-likelihood, not a density of y, so a log predictive
 density of it would not be comparable. Those models are compared on the task metric only.
 """
@@ -380,7 +380,8 @@ def markdown_table(rows: list, grid: Grid) -> str:
     if pseudo:
         lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
                   "pseudo-likelihoods (exp(-2c max(0, ell - y omega)) is no density of y) and "
-                  "LDA + SVM has no likelihood of y, so they have no log predictive density; "
+                  "the two-step baselines (LDA + SVM, HDP + ridge / logistic) fit no "
+                  "likelihood of y with the topics, so they have no log predictive density; "
                   "compare them on the task metric."]
     return "\n".join(lines) + "\n"
 

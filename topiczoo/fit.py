@@ -614,6 +614,9 @@ def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> 
             stored = {name: archive[name] for name in archive.files}
         meta = json.loads(str(stored.pop("meta")))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        # numpy calls any file that is not an archive "pickled data" and suggests allow_pickle
+        err = ("not an .npz archive of plain arrays; a checkpoint is never unpickled"
+               if "pickle" in str(err) else err)
         raise ValueError(f"{path} is not a readable topiczoo checkpoint ({err}); remove it to "
                          "start afresh") from None
     want = json.loads(json.dumps(_describe_run(expected)))
