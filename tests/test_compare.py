@@ -105,7 +105,10 @@ def test_grid_from_toml_and_its_errors(tmp_path, capsys):
     for argv, message in ((["--models", "lda"], "unsupervised"),
                           (["--models", "gslda", "--option", "gslda:c=2.5"], "whole-number"),
                           (["--models", "nope"], "unknown model"),
-                          (["--models", "gslda", "--option", "gslda:cc=1"], "no option")):
+                          (["--models", "gslda", "--option", "gslda:cc=1"], "no option"),
+                          (["--models", "gslda", "--sampler", "gslda:ligth"], "unknown sampler"),
+                          (["--models", "gslda", "--sampler", "medlda:light"], "not among"),
+                          (["--models", "gslda", "--sampler", "gslda"], "MODEL:SAMPLER")):
         assert main(["compare", "--data", "bbc", "--topics", "2", "--out",
                      str(tmp_path / "x")] + argv) == 2
         assert message in capsys.readouterr().err
@@ -165,3 +168,24 @@ def test_too_few_samples_for_loo_are_said_not_crashed():
     text = compare_module._arviz_comparison(trees)
     assert "not compared: PSIS-LOO needs at least 25 posterior samples" in text
     assert "these have 24" in text
+
+
+def test_a_model_of_the_grid_runs_with_its_sampler(tmp_path, synthetic, monkeypatch):
+    """--sampler MODEL:SAMPLER: that model's cells run (and record) it; the others keep the
+    settings they had (no sampler key), so cells of earlier grids stay valid."""
+    import topiczoo.run
+
+    real, samplers = topiczoo.run.fit_and_predict, []
+
+    def recording(entry, *args, fit_kwargs, **kwargs):
+        samplers.append((entry.name, fit_kwargs["sampler"]))
+        return real(entry, *args, fit_kwargs=fit_kwargs, **kwargs)
+
+    monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    out = tmp_path / "grid"
+    assert main(GRID + ["--sampler", "medlda:light:mh_steps=3", "--out", str(out)]) == 0
+    assert sorted(set(samplers)) == [("gslda", "exact"), ("medlda", "light:mh_steps=3")]
+    medlda = json.loads((out / "cells" / "bbc__medlda__K2__seed0.json").read_text())
+    gslda = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
+    assert medlda["settings"]["sampler"] == "light:mh_steps=3"
+    assert "sampler" not in gslda["settings"]

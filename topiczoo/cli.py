@@ -162,6 +162,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="MCMC seeds, comma-separated (default 0)")
     c.add_argument("--option", action="append", default=[], metavar="MODEL:NAME=VALUE",
                    help="a model option, e.g. gslda:c=25 (repeatable)")
+    c.add_argument("--sampler", action="append", default=[], metavar="MODEL:SAMPLER",
+                   help="a model's sampler, e.g. medlda:light or medlda:light:mh_steps=3 "
+                        "(repeatable; default exact)")
     for flag, text in (("--iterations", "Gibbs cycles per chain (default 100)"),
                        ("--chains", "chains per cell (default 2)"),
                        ("--burnin", "iterations before the first snapshot (default: half)"),
@@ -230,6 +233,11 @@ def run_compare(args) -> list:
         if not sep or not eq or not name:
             raise ValueError(f"--option takes MODEL:NAME=VALUE (e.g. gslda:c=25), got {item!r}")
         grid.options.setdefault(model, {})[name] = _option_value(value)
+    for item in args.sampler:
+        model, sep, sampler = item.partition(":")
+        if not sep or not sampler:
+            raise ValueError(f"--sampler takes MODEL:SAMPLER (e.g. medlda:light), got {item!r}")
+        grid.samplers[model] = sampler
     out = Path(args.out)
     _check_out(out)
     rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)

@@ -67,7 +67,8 @@ class Grid:
     data, models, topics, seeds: the grid's axes (data set names of
     :data:`topiczoo.datasets.DATASETS`, registry model names, K values, MCMC seeds);
     options: ``{model: {option: value}}`` model options (e.g. ``{"gslda": {"c": 25}}``);
-    iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws: the run
+    samplers: ``{model: sampler}`` (``fit``'s sampler, e.g. ``{"medlda": "light"}``; default
+    ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws: the run
     settings of every cell; average: the averaging strategy of the metric.
     """
 
@@ -76,6 +77,7 @@ class Grid:
     topics: list
     seeds: list = field(default_factory=lambda: [0])
     options: dict = field(default_factory=dict)
+    samplers: dict = field(default_factory=dict)
     iterations: int = 100
     chains: int = 2
     burnin: int | None = None
@@ -109,6 +111,11 @@ class Grid:
                 raise ValueError(f"options for {name!r}, which is not among the grid's models")
             for k in self.topics:
                 REGISTRY[name].build(k, **opts)  # unknown options, bad values
+        for name, sampler in self.samplers.items():
+            if name not in self.models:
+                raise ValueError(f"a sampler for {name!r}, which is not among the grid's models")
+            REGISTRY[name].build(self.topics[0], **self.options.get(name, {})).sampler(
+                sampler, 1)  # unknown samplers, bad options, a sampler the model lacks
         for label, values, low in (("topics", self.topics, 1), ("seeds", self.seeds, 0)):
             for v in values:
                 if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -126,9 +133,12 @@ class Grid:
 
     def settings(self, model: str) -> dict:
         """What a cell's result depends on besides its coordinates (stored in the cell)."""
-        return {"options": self.options.get(model, {}), "iterations": self.iterations,
-                "chains": self.chains, "burnin": self.burnin, "snapshots": self.snapshots,
-                "test_burnin": self.test_burnin, "test_draws": self.test_draws}
+        settings = {"options": self.options.get(model, {}), "iterations": self.iterations,
+                    "chains": self.chains, "burnin": self.burnin, "snapshots": self.snapshots,
+                    "test_burnin": self.test_burnin, "test_draws": self.test_draws}
+        if model in self.samplers:  # absent for the default, so older cells stay valid
+            settings["sampler"] = self.samplers[model]
+        return settings
 
     def cells(self) -> list:
         """The cells ``(data, model, K, seed)`` in run order (seeds innermost)."""
@@ -138,7 +148,8 @@ class Grid:
 
 def load_grid(path) -> Grid:
     """A :class:`Grid` from a TOML file: top-level keys ``data``, ``models``, ``topics``,
-    ``seeds`` (lists) and the run settings, and a table ``[options.MODEL]`` per model, e.g.::
+    ``seeds`` (lists) and the run settings, a table ``[options.MODEL]`` per model and a table
+    ``[samplers]``, e.g.::
 
         data = ["20news-binary"]
         models = ["gslda", "medlda", "lda-svm"]
@@ -147,6 +158,8 @@ def load_grid(path) -> Grid:
         iterations = 100
         [options.gslda]
         c = 25
+        [samplers]
+        medlda = "light"
     """
     with open(path, "rb") as f:
         try:
@@ -241,7 +254,8 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
     run = fit_and_predict(
         entry, topics, train, test, options=grid.options.get(model, {}),
         fit_kwargs=dict(num_chains=grid.chains, num_iterations=grid.iterations,
-                        num_burnin=grid.burnin, num_snapshots=grid.snapshots, seed=seed),
+                        num_burnin=grid.burnin, num_snapshots=grid.snapshots, seed=seed,
+                        sampler=grid.samplers.get(model, "exact")),
         predict_kwargs=dict(num_burnin=grid.test_burnin, num_draws=grid.test_draws, seed=seed),
         progress=False)
     metrics = run.prediction.metrics(test.labels, grid.average)
