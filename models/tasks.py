@@ -15,6 +15,7 @@ A :class:`Task` is the one place where the labels of a corpus meet the model:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -64,6 +65,11 @@ class Task:
             raise ValueError(f"this model takes {' or '.join(kinds)} labels; the corpus has "
                              f"{have} labels{hint}")
         labels = corpus.require_labels(kind, num_classes=num_classes)
+        if kind == "binary" and labels.size and np.all(labels == labels[0]):
+            warnings.warn(f"every training label is {labels[0]}: a classifier fitted to one "
+                          "class has nothing to tell the other by (the named data sets are "
+                          "sorted by label: take a random subset, not the first documents)",
+                          UserWarning, stacklevel=4)
         if kind == "multiclass":
             num_tasks = int(num_classes or corpus.num_classes)
         elif kind == "multilabel":

@@ -1,5 +1,7 @@
 """The task: label kinds, the [T, D] orientation, decisions, centring and metrics."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,11 @@ def test_metrics_take_labels_of_the_task():
         {"accuracy": pytest.approx(2 / 3)}
     assert Task("multiclass", 3).metrics([0, 2, 1], np.array([0, 2, 2]))["accuracy"] == \
         pytest.approx(2 / 3)
+
+
+def test_a_binary_corpus_of_one_class_is_warned_about():
+    with pytest.warns(UserWarning, match="every training label is 1"):
+        Task.of(("binary",), _corpus([1, 1, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Task.of(("binary",), _corpus([1, 0, 1]))
