@@ -170,6 +170,20 @@ def test_ctrl_c_inside_the_numba_sweep_is_a_keyboard_interrupt_and_resumes(
     np.testing.assert_array_equal(resumed.state.state.z, straight.state.state.z)
 
 
+def test_an_interrupt_waits_for_the_dispatched_computations():
+    """Left running under an exiting interpreter they aborted the process (4 runs of 4)."""
+    from topiczoo.errors import interrupts_as_keyboard_interrupt
+
+    x = jnp.ones((1000, 1000)) / 1000
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_as_keyboard_interrupt():
+            y = x
+            for _ in range(6):  # dispatched, not waited for: about 0.3 s of work
+                y = y @ x
+            raise KeyboardInterrupt
+    assert y.is_ready()
+
+
 @pytest.mark.parametrize("change, match", [
     ({"seed": 9}, "seed: checkpoint 1, this run 9"),
     ({"num_iterations": 20}, "schedule"),

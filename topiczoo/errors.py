@@ -59,6 +59,17 @@ class _DropInterruptLogs(logging.Filter):
         return not (kind is not None and issubclass(kind, KeyboardInterrupt))
 
 
+def _finish_dispatched(jax) -> None:
+    """Wait for the computations already dispatched (JAX runs them asynchronously, and
+    numpyro's loop dispatches step after step) to end: left running, they abort the process
+    when Python exits under them ("terminate called without an active exception")."""
+    for array in jax.live_arrays():
+        try:
+            array.block_until_ready()
+        except Exception:  # noqa: BLE001 - a computation the interrupt failed: it has ended
+            pass
+
+
 @contextlib.contextmanager
 def interrupts_as_keyboard_interrupt():
     """Let Ctrl-C stop a run as a ``KeyboardInterrupt`` wherever it lands.
@@ -68,7 +79,9 @@ def interrupts_as_keyboard_interrupt():
     ``MCMC.run``, a ValueError) "INTERNAL: CpuCallback error calling callback: ...
     KeyboardInterrupt", after JAX has logged its traceback. Within this context it is raised
     as the KeyboardInterrupt it is, without that log, so ``fit``'s checkpoint-and-resume path
-    and the command's "interrupted" message handle it.
+    and the command's "interrupted" message handle it. Either way it is raised once the
+    computations already dispatched have ended (:func:`_finish_dispatched`), so that a script
+    that catches it can exit.
     """
     import jax
 
@@ -77,9 +90,13 @@ def interrupts_as_keyboard_interrupt():
     logger.addFilter(drop)
     try:
         yield
+    except KeyboardInterrupt:
+        _finish_dispatched(jax)
+        raise
     except (jax.errors.JaxRuntimeError, ValueError) as err:
         if not _CALLBACK_INTERRUPT.search(str(err)):
             raise
+        _finish_dispatched(jax)
         raise KeyboardInterrupt() from None
     finally:
         logger.removeFilter(drop)
