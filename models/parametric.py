@@ -133,8 +133,9 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
     Options: exact: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
-    coordinate-wise eta, an integer in [1, 1000]); light: ``mh_steps`` (an integer in [1, 1000]),
-    ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming the bad part and the allowed values.
+    coordinate-wise eta, an integer in [1, 1000]); light: ``mh_steps`` (an integer in
+    [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming
+    the bad part and the allowed values.
     """
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "
