@@ -41,7 +41,7 @@ def test_one_token_documents_are_fine():
 def test_unknown_word_ids():
     with pytest.raises(ValueError, match="word id"):
         _corpus([[0, 7]], [0])
-    data = gslda(2).corpus_data(_corpus([[0, 2]], [1]))
+    data = gslda(2).corpus_data(_corpus([[0, 2], [1]], [1, 0]))
     with pytest.raises(ValueError, match=r"word ids must lie in \[0, 2\)"):
         GibbsKernel(gslda(2), 2).init(np.zeros(2, np.uint32), 0, None, (data,), {})
 
