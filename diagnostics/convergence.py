@@ -124,6 +124,8 @@ def _stuck_is_inf(r_hat: xr.Dataset, ds: xr.Dataset, *, split: bool) -> xr.Datas
     variance zero, so R-hat is infinite, where the rank R-hat otherwise gave arbitrary large
     numbers (6e15 for an sHDP's number of topics stuck at 3 in one chain and 4 in the other)."""
     n = ds.sizes["draw"]
+    if n < 4:  # R-hat is undefined (NaN) with fewer than 4 draws, whatever the chains do
+        return r_hat
     parts = [ds.isel(draw=slice(0, n // 2)), ds.isel(draw=slice(n - n // 2, None))] if split \
         else [ds]
     constant = [(part.max("draw") == part.min("draw")).all("chain") for part in parts]

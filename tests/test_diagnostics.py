@@ -263,6 +263,8 @@ def test_rhat_infinite_for_constant_chains_that_differ():
     jump[0, 20:] = 4.0
     jumped = summary_table(tree_of(jump))
     assert np.isposinf(jumped["r_hat"]).all() and np.isfinite(jumped["r_hat_classic"]).all()
+    short = summary_table(tree_of(np.array([[3.0, 3.0, 3.0], [4.0, 4.0, 4.0]])))
+    assert np.isnan(short["r_hat"]).all()  # fewer than 4 draws: undefined, not inf
 
 
 def test_summary_table_defaults_to_label_invariant_monitors_and_expands_elements():
