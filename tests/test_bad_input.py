@@ -97,6 +97,13 @@ def test_bad_run_settings():
         fit(gslda(2), corpus, num_iterations=5, num_burnin=5, progress=False)
     with pytest.raises(ValueError, match="chain_method"):
         fit(gslda(2), corpus, chain_method="parallel", progress=False)
+    for seed in (None, 1.5, -1, True):
+        with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+            fit(gslda(2), corpus, seed=seed, progress=False)
+    with pytest.raises(ValueError, match="the training corpus has no documents"):
+        fit(lda(2), corpus.subset([]), progress=False)
+    with pytest.raises(TypeError, match="corpus must be a topiczoo Corpus"):
+        fit(lda(2), [[0, 1]], progress=False)
 
 
 def test_test_corpus_must_use_training_vocabulary():

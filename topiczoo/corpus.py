@@ -840,7 +840,10 @@ class Corpus:
         return self.subset(kept), kept
 
     def require_nonempty(self, what: str = "training") -> "Corpus":
-        """Raise :class:`InputError` if any document is empty (listing up to 10 indices); else return self."""
+        """Raise :class:`InputError` if the corpus has no documents or any document is empty
+        (listing up to 10 indices); else return self."""
+        if self.num_docs == 0:
+            raise InputError(f"the {what} corpus has no documents")
         empty = self.empty_documents
         if empty.size:
             raise InputError(

@@ -52,8 +52,10 @@ import numpy as np
 from numpyro.infer import MCMC
 from numpyro.util import control_flow_prims_disabled
 
+from topiczoo.corpus import Corpus
 from topiczoo.errors import ConvergenceWarning, interrupts_as_keyboard_interrupt
 from topiczoo.kernels.gibbs import ChainState, GibbsKernel
+from topiczoo.models.checks import whole_number
 
 CHECKPOINT_FORMAT = 1
 
@@ -210,8 +212,7 @@ def _chunks(start, num_iterations, num_burnin, snapshot_points, chunk, thinning)
 
 def _check_settings(**settings):
     for name, (value, low) in settings.items():
-        if isinstance(value, bool) or int(value) != value or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        whole_number(name, value, low)
 
 
 def corpus_fingerprint(data) -> str:
@@ -302,8 +303,11 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         takes precedence (it is this run's, resumed).
     Returns a :class:`FitResult`.
     """
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus must be a topiczoo Corpus (Corpus.from_texts, "
+                        f"Corpus.from_document_term, load_dataset), got {type(corpus).__name__}")
     num_burnin = num_iterations // 2 if num_burnin is None else num_burnin
-    _check_settings(num_chains=(num_chains, 1), num_iterations=(num_iterations, 1),
+    _check_settings(seed=(seed, 0), num_chains=(num_chains, 1), num_iterations=(num_iterations, 1),
                     num_snapshots=(num_snapshots, 0), thinning=(thinning, 1), chunk=(chunk, 1),
                     num_burnin=(num_burnin, 0),
                     snapshot_lag=(1 if snapshot_lag is None else snapshot_lag, 1))
