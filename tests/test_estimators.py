@@ -79,6 +79,17 @@ def test_regressors_and_texts_with_unknown_words():
         assert list(est.predict(["goal zebra", "chip unicorn"])) == [0, 1]
     with pytest.raises(ValueError, match="fitted on texts"):
         est.predict(np.ones((2, 6), int))
+    # texts without a known token get the prior's proportions, as a text of unknown words does
+    with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
+        assert est.predict(["", "  "]).shape == (2,)
+    assert est.transform(["", "  "]).shape == (2, 2)
+    assert est.transform([]).shape == (0, 2)
+    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+        est.transform([None])
+    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+        GSLDAClassifier(2, **FAST).fit([None] + texts[1:], labels)
+    with pytest.raises(TypeError, match="y mixes strings and numbers"):
+        GSLDAClassifier(2, **FAST).fit(texts, ["a"] + labels[1:])
 
 
 @pytest.mark.parametrize("X, y, error, message", [

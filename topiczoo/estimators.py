@@ -66,7 +66,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
                                       check_non_negative, column_or_1d, validate_data)
 
 from topiczoo.corpus import Corpus
-from topiczoo.errors import DataLossWarning, InputTypeError
+from topiczoo.errors import DataLossWarning, InputError, InputTypeError
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
 
@@ -214,9 +214,17 @@ def _is_texts(X) -> bool:
                              "document-term matrix, not a single string")
     if hasattr(X, "shape") and hasattr(X, "dtype"):
         return len(X.shape) == 1 and X.dtype.kind in "OUS"
-    if isinstance(X, (list, tuple)) and len(X) and all(isinstance(x, str) for x in X):
-        return True
-    return False
+    # any text makes a list texts, so that a None or a number among them is named as such
+    return isinstance(X, (list, tuple)) and any(isinstance(x, str) for x in X)
+
+
+def _check_label_types(y) -> None:
+    """Labels that mix strings and numbers are an error (numpy would turn the numbers into
+    strings, and ``["a", 1, 0]`` would become three classes)."""
+    if isinstance(y, (list, tuple)) or (hasattr(y, "dtype") and y.dtype.kind == "O"):
+        kinds = {isinstance(v, str) for v in y}
+        if kinds == {True, False}:
+            raise InputTypeError("y mixes strings and numbers; give one kind of label")
 
 
 class _TopicModelEstimator(TransformerMixin, BaseEstimator):
@@ -241,7 +249,14 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
             corpus = Corpus.from_texts(texts, labels, tokenizer=tokenizer)
             self.vocabulary_ = tuple(corpus.vocabulary)
             return corpus
-        corpus = Corpus.from_texts(texts, tokenizer=tokenizer)
+        try:
+            corpus = Corpus.from_texts(texts, tokenizer=tokenizer)
+        except InputError as err:
+            if texts and "the corpus would be empty" not in str(err):
+                raise
+            # no token in any text (or no text): every document gets the prior's proportions
+            return Corpus(np.zeros(0, np.int32), np.zeros(len(texts) + 1, np.int64),
+                          self.vocabulary_)
         corpus, dropped = corpus.restrict_vocabulary(self.vocabulary_)
         if dropped:
             warnings.warn(f"{dropped} of {corpus.num_tokens + dropped} tokens are outside the "
@@ -250,7 +265,11 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     def _corpus(self, X, y=None, *, fitting: bool) -> tuple[Corpus, np.ndarray | None]:
         """The corpus of ``X`` (with ``y`` coded for the model when fitting) and y as given."""
-        if _is_texts(X):
+        if fitting:
+            _check_label_types(y)
+        # after a fit on texts, a list is texts whatever it holds (from_texts names a None)
+        if _is_texts(X) or (not fitting and isinstance(X, (list, tuple))
+                            and not hasattr(self, "n_features_in_")):
             if fitting:
                 y = column_or_1d(y, warn=True)
                 check_consistent_length(X, y)
