@@ -912,3 +912,17 @@ def test_unreadable_files_are_input_errors(tmp_path):
         Corpus.from_labeled_counts(tmp_path / "missing.txt", ("a",))
     with pytest.raises(InputError, match=r"cannot read the file \(Is a directory\)"):
         read_vocabulary(tmp_path)
+
+
+def test_a_subset_keeps_the_classes_of_its_corpus():
+    """Class ids without names: a part without the last class (or with one class) is still a
+    corpus of all the classes, so its train and test parts agree (as_multilabel's columns)."""
+    corpus = Corpus.from_texts(["cat dog", "dog bird", "fish cat", "bird fish", "lion cat",
+                                "lion dog"], [0, 0, 1, 1, 2, 2])
+    part = corpus.subset([0, 1])
+    assert (part.label_kind, part.num_classes) == ("multiclass", 3)
+    assert part.as_multilabel().labels.shape == (2, 3)
+    binary = Corpus.from_texts(["cat dog", "dog bird"], [0, 1]).subset([0])
+    assert (binary.label_kind, binary.num_classes) == ("binary", 2)
+    ratings = Corpus.from_texts(["cat dog", "dog bird"], [0.5, 1.5]).subset([0])
+    assert ratings.label_names is None and ratings.label_kind == "regression"

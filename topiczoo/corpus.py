@@ -750,7 +750,12 @@ class Corpus:
             self.num_tokens,
             (("in the documents left out", self.num_tokens - int(offsets[-1])),),
         )
-        return Corpus(self.words[positions], offsets, self.vocabulary, labels, self.label_names, self.losses + (step,))
+        names = self.label_names
+        if names is None and labels is not None and labels.ndim == 1 and self.num_classes:
+            # class ids without names: name them, so the subset keeps the corpus's classes
+            # (its own largest id could be lower: a test part without the last class)
+            names = tuple(str(c) for c in range(self.num_classes))
+        return Corpus(self.words[positions], offsets, self.vocabulary, labels, names, self.losses + (step,))
 
     def restrict_vocabulary(self, vocabulary: Sequence[str]) -> tuple["Corpus", int]:
         """Re-encode the documents in another vocabulary (``V'`` words), dropping unknown words.
