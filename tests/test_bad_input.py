@@ -115,7 +115,8 @@ def test_test_corpus_must_use_training_vocabulary():
         predict(result, other)
     for bad, match in ((dict(num_draws=2.5), "num_draws must be an integer >= 1, got 2.5"),
                        (dict(num_burnin=-1), "num_burnin must be an integer >= 0"),
-                       (dict(lag=0), "lag must be an integer >= 1")):
+                       (dict(lag=0), "lag must be an integer >= 1"),
+                       (dict(seed=-1), "seed must be an integer >= 0")):
         with pytest.raises(ValueError, match=match):
             predict(result, corpus, **bad)
 

@@ -258,6 +258,9 @@ def test_bbc_folds_are_stratified_and_match_load_dataset():
         (dict(fold=0, num_folds=1), "num_folds must be an integer >= 2"),
         (dict(fold=0, test_fraction=0.2), "either fold"),
         (dict(preprocessing="shdp"), "no preprocessing 'shdp'"),
+        (dict(seed=None), r"seed must be an integer >= 0 \(it fixes the split\), got None"),
+        (dict(seed=-1), "seed must be an integer >= 0"),
+        (dict(seed=1.5), "seed must be an integer >= 0"),
     ],
 )
 def test_bad_split_options(kwargs, match):

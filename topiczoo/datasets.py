@@ -271,6 +271,7 @@ def load_dataset(
     naming the missing file when the data are not found.
     """
     _check_name(name)
+    _check_seed(seed)
     if fold is not None:
         if test_fraction is not None:
             raise InputError("give either fold (cross-validation) or test_fraction (one split), not both")
@@ -287,6 +288,12 @@ def load_dataset(
     target = pool.corpus.labels if pool.stratify else pool.corpus.num_docs
     train_idx, test_idx = split_indices(target, test_fraction, seed, stratify=pool.stratify)
     return _build(pool, train_idx, test_idx)
+
+
+def _check_seed(seed) -> None:
+    """The split's seed: a whole number >= 0 (None would give another split on every call)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"seed must be an integer >= 0 (it fixes the split), got {seed!r}")
 
 
 def load_folds(
@@ -306,6 +313,7 @@ def load_folds(
     training part. Folds are stratified by class for class labels.
     """
     _check_name(name)
+    _check_seed(seed)
     num_folds, _ = _check_folds(num_folds, 0)
     prep = _check_preprocessing(name, preprocessing)
     pool = _load_pool(name, data_dir, prep)

@@ -164,7 +164,7 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
     if not result.snapshots:
         raise ValueError("the fit kept no snapshots (num_snapshots=0 or no post-burn-in draws)")
     num_draws, lag = whole_number("num_draws", num_draws, 1), whole_number("lag", lag, 1)
-    num_burnin = whole_number("num_burnin", num_burnin, 0)
+    num_burnin, seed = whole_number("num_burnin", num_burnin, 0), whole_number("seed", seed, 0)
     empty = np.flatnonzero(np.diff(np.asarray(corpus.doc_offsets)) == 0)
     if len(empty):
         warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
@@ -187,7 +187,10 @@ def held_out_proportions(result, corpus, *, num_burnin: int = 20, num_draws: int
     The corpus must use the fit's vocabulary (``Corpus.restrict_vocabulary``); documents with
     no tokens get the prior's proportions (and a warning).
     Returns float32 [C, I, J, D, K] (K the largest over snapshots, zeros where a snapshot has
-    fewer topics).
+    fewer topics). For the HDPs K is the snapshots' topic capacity (unoccupied slots get 0),
+    and a row sums to less than 1 when some of the document's tokens went to topics born in
+    the test chain: those are no training topic, so they have no column (they count in the
+    document's length only, as in the scores).
     """
     zbar = [z for *_, z in _test_chains(result, corpus, num_burnin=num_burnin,
                                         num_draws=num_draws, lag=lag, seed=seed)]
