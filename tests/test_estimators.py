@@ -82,7 +82,9 @@ def test_regressors_and_texts_with_unknown_words():
     # texts without a known token get the prior's proportions, as a text of unknown words does
     with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
         assert est.predict(["", "  "]).shape == (2,)
-    assert est.transform(["", "  "]).shape == (2, 2)
+    with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens") as caught:
+        assert est.transform(["", "  "]).shape == (2, 2)
+    assert caught[0].filename == __file__  # the warning points at the caller
     assert est.transform([]).shape == (0, 2)
     with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
         est.transform([None])

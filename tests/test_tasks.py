@@ -77,8 +77,9 @@ def test_predicting_documents_with_no_known_word_warns_with_counts():
                   labels=np.array([0, 1, 1]))
     result = fit(gslda(2), train, num_chains=1, num_iterations=4, num_snapshots=1,
                  progress=False)
-    with pytest.warns(DataLossWarning, match="2 of 3 test documents have no tokens"):
+    with pytest.warns(DataLossWarning, match="2 of 3 test documents have no tokens") as caught:
         prediction = predict(result, test, num_burnin=1, num_draws=1)
+    assert caught[0].filename == __file__  # the warning points at predict's caller
     assert prediction.labels().shape == (3,)
     with pytest.raises(ValueError, match="shape"):
         prediction.accuracy([0, 1])

@@ -398,7 +398,10 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         """Topic proportions zbar of the documents ``X``: float64 [D, K], the mean over the
         test draws of the first chain's last snapshot (topic labels differ between chains, so
         proportions are not averaged across them; K of the sHDP is its topic capacity)."""
+        from topiczoo.predict import warn_empty_test_documents
+
         corpus, _ = self._corpus(X, fitting=False)
+        warn_empty_test_documents(corpus, stacklevel=3)  # transform, set_output, its caller
         snapshot = self.result_.snapshots[-1].chain(0)
         zbar = self.result_.model.test_proportions(
             snapshot, corpus, num_burnin=self.test_burnin, num_draws=self.test_draws, lag=1,

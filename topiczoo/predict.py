@@ -155,6 +155,18 @@ class Prediction:
         return accuracy(self.task.check_truth(truth), self.labels(strategy, average))
 
 
+def warn_empty_test_documents(corpus, stacklevel: int = 2) -> None:
+    """A :class:`DataLossWarning` if test documents have no tokens (none of their words is in
+    the training vocabulary): their proportions and scores are the prior's. ``stacklevel``
+    counts from the caller (1), as ``warnings.warn``'s does from the function that calls it."""
+    empty = np.flatnonzero(np.diff(np.asarray(corpus.doc_offsets)) == 0)
+    if len(empty):
+        warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
+                      f"document {empty[0]}): none of their words is in the training "
+                      "vocabulary, so their scores are the prior's, the same for all of them",
+                      DataLossWarning, stacklevel=stacklevel + 1)
+
+
 def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
     """zbar draws [J, D, K_ci] of ``corpus``'s documents for every chain c and snapshot i, in
     the order (c, i); each from a test chain with that snapshot's topics fixed."""
@@ -165,12 +177,7 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
         raise ValueError("the fit kept no snapshots (num_snapshots=0 or no post-burn-in draws)")
     num_draws, lag = whole_number("num_draws", num_draws, 1), whole_number("lag", lag, 1)
     num_burnin, seed = whole_number("num_burnin", num_burnin, 0), whole_number("seed", seed, 0)
-    empty = np.flatnonzero(np.diff(np.asarray(corpus.doc_offsets)) == 0)
-    if len(empty):
-        warnings.warn(f"{len(empty)} of {corpus.num_docs} test documents have no tokens (e.g. "
-                      f"document {empty[0]}): none of their words is in the training "
-                      "vocabulary, so their scores are the prior's, the same for all of them",
-                      DataLossWarning, stacklevel=3)
+    warn_empty_test_documents(corpus, stacklevel=3)  # this generator, predict, its caller
     for c in range(result.num_chains):
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
