@@ -488,6 +488,7 @@ def test_filter_vocabulary_keeps_relative_order_and_drops_unused_words():
         (dict(max_vocab=-1), "max_vocab"),
         (dict(max_df=1.5), "fraction"),
         (dict(min_df=3, max_df=2), "max_df"),
+        (dict(min_df=5), "min_df=5 asks for words in 5 documents, but the corpus has 4"),
     ],
 )
 def test_filter_vocabulary_errors(kwargs, match):

@@ -379,6 +379,9 @@ def select_words(
     """
     lo = _doc_count(min_df, num_docs, "min_df")
     hi = _doc_count(max_df, num_docs, "max_df")
+    if lo > num_docs:
+        raise InputError(f"min_df={min_df} asks for words in {lo} documents, but the corpus has "
+                         f"{num_docs}: every word would be dropped")
     if hi < lo:
         raise InputError(f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})")
     if not _is_int(min_count) and not (isinstance(min_count, (float, np.floating)) and float(min_count).is_integer()):
