@@ -699,7 +699,6 @@ def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
     return total
 
 
-
 def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size, sweep_z=True):
     """The host side of :func:`light_assignments_step` (and, with ``sweep_z=False``, of
     :func:`assignments_log_likelihood`): counts rebuilt from z, one sweep, log p(W | Z) of the

@@ -31,9 +31,10 @@ rank, not as the held-out density. With c != 1 the logistic model is trained on 
 pseudo-likelihood, logistic^c; its held-out density is still that of sigmoid(omega).
 
 **Hinge and epsilon-insensitive losses** (Gibbs MedLDA, its regression, the sHDP hinge) and the
-two-step baselines (LDA + SVM, HDP + ridge / logistic) have no likelihood of the response: the hinge "likelihood"
-exp(-2c max(0, ell - y omega)) is a pseudo-likelihood, not a density of y, so a log predictive
-density of it would not be comparable. Those models are compared on the task metric only.
+two-step baselines (LDA + SVM, HDP + ridge / logistic) have no likelihood of the response: the
+hinge "likelihood" exp(-2c max(0, ell - y omega)) is a pseudo-likelihood, not a density of y,
+so a log predictive density of it would not be comparable. Those models are compared on the
+task metric only.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ class Grid:
     :data:`topiczoo.datasets.DATASETS`, registry model names, K values, MCMC seeds);
     options: ``{model: {option: value}}`` model options (e.g. ``{"gslda": {"c": 25}}``);
     samplers: ``{model: sampler}`` (``fit``'s sampler, e.g. ``{"medlda": "light"}``; default
-    ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws: the run
-    settings of every cell; average: the averaging strategy of the metric.
+    ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws:
+    the run settings of every cell; average: the averaging strategy of the metric.
     """
 
     data: list
