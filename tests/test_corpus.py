@@ -887,6 +887,23 @@ def test_vocabulary_file_errors_name_the_line(tmp_path, content, match):
         Corpus.from_labeled_counts(tmp_path / "docs.txt", v)
 
 
+def test_vocabulary_file_with_a_count_column_or_trailing_blank_lines(tmp_path):
+    """``WORD COUNT`` lines (a frequency column) give the words; blank lines at the end shift no
+    id. Before, "apple 3" was read as the word 'apple 3' and a trailing blank line was an
+    error."""
+    v = tmp_path / "vocab.txt"
+    v.write_text("apple 3\nbanana\t12\ncherry 1\n")
+    assert read_vocabulary(v) == ("apple", "banana", "cherry")
+    v.write_text("apple\nbanana\n\n\n")
+    assert read_vocabulary(v) == ("apple", "banana")
+    # only when every line has the count: otherwise the lines are the words
+    v.write_text("new york\nbanana 12\n")
+    assert read_vocabulary(v) == ("new york", "banana 12")
+    v.write_text("apple 3\napple 4\n")
+    with pytest.raises(InputError, match=r"word 'apple' appears twice \(lines 1 and 2\)"):
+        read_vocabulary(v)
+
+
 def test_vocabulary_checks():
     w, o = np.array([0]), np.array([0, 1])
     with pytest.raises(InputTypeError, match="not a single string"):

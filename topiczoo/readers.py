@@ -78,11 +78,16 @@ def read_lines(path: str | os.PathLike) -> list[str]:
 def read_vocabulary(path: str | os.PathLike) -> CheckedVocabulary:
     """Read a vocabulary file (line ``i`` is word ``i``) into a tuple of ``V`` distinct str.
 
-    Blank lines, words with leading or trailing whitespace and repeated words are errors
-    naming the line(s). Returns a :class:`~topiczoo.text.CheckedVocabulary` (a tuple).
+    A file whose every line is ``WORD COUNT`` (whitespace, then a whole number: the word and
+    its frequency, as many tools write it) gives the words of its first column. Blank lines at
+    the end are ignored (they shift no id). Blank lines elsewhere, words with leading or
+    trailing whitespace and repeated words are errors naming the line(s). Returns a
+    :class:`~topiczoo.text.CheckedVocabulary` (a tuple).
     """
     path = _check_path(path)
     vocab = read_lines(path)
+    while vocab and not vocab[-1].strip():
+        vocab.pop()
     if not vocab:
         raise InputError(f"{path}: the vocabulary file is empty")
     for i, w in enumerate(vocab):
@@ -90,6 +95,9 @@ def read_vocabulary(path: str | os.PathLike) -> CheckedVocabulary:
             raise InputError(f"{path}: line {i + 1}: blank vocabulary entry")
         if w != w.strip():
             raise InputError(f"{path}: line {i + 1}: the word {w!r} has leading or trailing whitespace")
+    columns = [w.split() for w in vocab]
+    if all(len(c) == 2 and c[1].isascii() and c[1].isdigit() for c in columns):
+        vocab = [c[0] for c in columns]
     return check_vocabulary(vocab, str(path), positions=lambda i, j: f"lines {i + 1} and {j + 1}")
 
 
