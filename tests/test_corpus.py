@@ -1,5 +1,7 @@
 """Tests of topiczoo.corpus: construction, validation, preprocessing, re-encoding, splits."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -253,6 +255,10 @@ def test_from_document_term_round_trip_dense_and_sparse():
     np.testing.assert_array_equal(s.doc_offsets, c.doc_offsets)
     f = Corpus.from_document_term(m.astype(float), VOCAB)
     np.testing.assert_array_equal(f.words, c.words)
+    with warnings.catch_warnings():  # float16 counts: no overflow warning (compared as float64)
+        warnings.simplefilter("error")
+        h = Corpus.from_document_term(m.astype(np.float16), VOCAB)
+    np.testing.assert_array_equal(h.words, c.words)
     # round trip from an arbitrary corpus (token order becomes word-id order)
     x = small()
     np.testing.assert_array_equal(

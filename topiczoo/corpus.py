@@ -955,6 +955,7 @@ def _as_counts(data, row_of, cols) -> np.ndarray:
             raise InputError(
                 f"document-term counts must be whole numbers: entry [{row_of(k)}, {int(cols[k])}] is {data[k]}"
             )
+        data = data.astype(np.float64)  # exact; float16 would overflow comparing to MAX_TOKENS
     neg = data < 0
     if np.any(neg):
         k = int(np.flatnonzero(neg)[0])
