@@ -188,8 +188,9 @@ def _exponent(eta_kt, k, base, g):
     """x_k = base_k + sum_t g_t eta_tk (module docstring), eta_kt topic-major [K, T]. The sum
     may be reassociated (``fastmath``: only rounding changes, no assumption about infinities
     or NaN), so LLVM computes it in SIMD lanes with fused multiply-adds: 20 tasks in about 3 ns
-    instead of 7 (the sweep computes num_steps + 1 of these per token; about 30 ns a token
-    less on 20news, ``benchmarks/light_scaling.py``)."""
+    instead of 7. The sweep computes num_steps + 1 of these per token: on 20news (20 tasks) it
+    went from 389 to 357 ns a token at K = 400 and from 295 to 274 at K = 20 (direct calls of
+    the two versions of the sweep on the same state, medians of 4)."""
     acc = 0.0
     for t in range(g.shape[0]):
         acc += g[t] * eta_kt[k, t]
