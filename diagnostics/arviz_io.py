@@ -137,6 +137,13 @@ def _run_attrs(result) -> dict:
     return attrs
 
 
+def topics_label(attrs) -> str:
+    """How a tree's ``num_topics`` attribute reads: ``"K"``, or ``"initial K"`` for the
+    (supervised) HDP, whose number of topics changes along the chain (the ``num_topics``
+    monitor)."""
+    return "initial K" if "learn_gamma" in attrs else "K"
+
+
 def _labels_task_document(labels, num_tasks: int | None, num_docs: int | None) -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim == 1:
@@ -162,7 +169,9 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
         ``thinning``, ``num_tokens``, ``iterations_done`` and, for ``prediction``,
         ``snapshots``).
       prediction: a :class:`topiczoo.predict.Prediction` of that fit, for ``predictions``.
-      test_labels: the test documents' labels ([D] or [T, D], 0/1), for ``observed_data``.
+      test_labels: the test documents' labels ([D] or [T, D], 0/1), for ``observed_data``;
+        class ids [D] of a multi-class prediction become its tasks' 0/1 indicators [T, D]
+        (``prediction.task.to_tasks``).
     Returns an ``xarray.DataTree`` with the groups described in the module docstring.
     """
     iterations = np.asarray(result.draw_iterations, np.int64)
@@ -216,6 +225,9 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
             ds = ds.assign_coords(topic=np.arange(ds.sizes["topic"], dtype=np.int64))
         groups["predictions"] = ds
     if test_labels is not None:
+        task = getattr(prediction, "task", None)
+        if getattr(task, "kind", None) == "multiclass" and np.ndim(test_labels) == 1:
+            test_labels = task.to_tasks(test_labels)
         y = _labels_task_document(test_labels, num_tasks, num_docs)
         groups["observed_data"] = xr.Dataset(
             {"y": (("task", "document"), y)},

@@ -88,7 +88,11 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
       * ``r_hat_classic``: ``arviz_stats.rhat(method="identity")``, Gelman & Rubin's (1992)
         potential scale reduction factor on whole chains, neither split nor rank-normalised,
         sqrt(((n-1)/n W + B/n) / W) (without the (m+1)/m and degrees-of-freedom corrections).
-    R-hat needs at least 2 chains and 4 draws (NaN otherwise); ESS is NaN for a constant trace.
+    R-hat needs at least 2 chains and 4 draws (NaN otherwise). A constant trace has R-hat NaN
+    (inf where chains are stuck at different values) and ESS equal to its number of draws
+    (arviz-stats' convention: there is no autocorrelation to measure), so judge a constant
+    monitor (train accuracy 1) by its R-hat, not its ESS. A NaN draw makes every column of its
+    monitor NaN.
     Raises :class:`DiagnosticUnavailable` if the group or every monitor is missing, KeyError
     for a requested variable that is not there.
     """
@@ -107,8 +111,8 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
 def _statistics(ds: xr.Dataset) -> dict:
     dims = list(_SAMPLE_DIMS)
     return {
-        "mean": ds.mean(dims),
-        "sd": ds.std(dims, ddof=1),
+        "mean": ds.mean(dims, skipna=False),  # a NaN draw shows (it was silently skipped)
+        "sd": ds.std(dims, ddof=1, skipna=False),
         "mcse_mean": azs.mcse(ds, sample_dims=dims, method="mean"),
         "ess_bulk": azs.ess(ds, sample_dims=dims, method="bulk"),
         "ess_tail": azs.ess(ds, sample_dims=dims, method="tail"),
@@ -124,7 +128,7 @@ def _stuck_is_inf(r_hat: xr.Dataset, ds: xr.Dataset, *, split: bool) -> xr.Datas
     variance zero, so R-hat is infinite, where the rank R-hat otherwise gave arbitrary large
     numbers (6e15 for an sHDP's number of topics stuck at 3 in one chain and 4 in the other)."""
     n = ds.sizes["draw"]
-    if n < 4:  # R-hat is undefined (NaN) with fewer than 4 draws, whatever the chains do
+    if n < 4 or ds.sizes["chain"] < 2:  # R-hat is undefined (NaN), whatever the draws are
         return r_hat
     parts = [ds.isel(draw=slice(0, n // 2)), ds.isel(draw=slice(n - n // 2, None))] if split \
         else [ds]
@@ -182,7 +186,8 @@ def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
     if "*" in marks:
         out.append(f"* rank R-hat >= {flag}: chains disagree, not converged by this monitor")
     if "?" in marks:
-        out.append("? R-hat undefined: constant trace, a single chain or fewer than 4 draws")
+        out.append("? R-hat undefined: constant trace, a single chain, fewer than 4 draws or "
+                   "NaN draws")
     return "\n".join(out)
 
 

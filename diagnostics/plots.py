@@ -19,6 +19,7 @@ that cannot give a plot (no label-invariant monitor, one chain for a shrink fact
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
+from topiczoo.diagnostics.arviz_io import topics_label
 from topiczoo.diagnostics.convergence import (
     DiagnosticUnavailable,
     default_var_names,
@@ -73,6 +75,9 @@ def _labeller():
 
 
 def _var_names(tree, var_names, group="posterior") -> list:
+    if group not in tree.children:
+        raise DiagnosticUnavailable(f"the tree has no {group!r} group (groups: "
+                                    f"{list(tree.children)})")
     if var_names is None:
         names = default_var_names(tree, group)
         if not names:
@@ -80,7 +85,7 @@ def _var_names(tree, var_names, group="posterior") -> list:
                                         "pass var_names")
         return names
     names = [var_names] if isinstance(var_names, str) else list(var_names)
-    present = tree[group].data_vars if group in tree.children else {}
+    present = tree[group].data_vars
     missing = [v for v in names if v not in present]
     if missing:
         raise KeyError(f"{missing} not in the {group!r} group")
@@ -102,7 +107,7 @@ def _title(tree, what: str, iterations) -> str:
     attrs = tree.attrs
     parts = [what]
     if attrs.get("model") is not None:
-        parts.append(f"{attrs['model']}, K={attrs.get('num_topics', '?')}")
+        parts.append(f"{attrs['model']}, {topics_label(attrs)}={attrs.get('num_topics', '?')}")
     if iterations is not None and len(iterations):
         parts.append(f"iterations {int(iterations[0])}-{int(iterations[-1])}")
     return " | ".join(parts)
@@ -113,8 +118,12 @@ def _title_layout(fig, title, legend_room: float = 0.8):
     (arviz-plots figures have no layout engine: without this, panel titles and x labels
     overlap)."""
     width, height = fig.get_size_inches()
-    fig.suptitle(title, y=1 - 0.12 / height, va="top")
-    fig.tight_layout(rect=(0, 0, 1 - legend_room / width, 1 - 0.45 / height))
+    usable = width - legend_room
+    # wrapped to the panels' width (about 11 characters an inch) and centred over them, so
+    # that a one-panel figure's title does not run under the legend
+    lines = textwrap.wrap(title, max(30, int(usable * 11)))
+    fig.suptitle("\n".join(lines), x=0.5 * usable / width, y=1 - 0.12 / height, va="top")
+    fig.tight_layout(rect=(0, 0, usable / width, 1 - (0.25 + 0.2 * len(lines)) / height))
 
 
 def _plot_axes(pc, names, column=None) -> list:
@@ -156,7 +165,9 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     """
     import arviz_plots as azp
 
-    names = _var_names(tree, var_names)
+    # the whole run of a fit that is all burn-in has no posterior group: its names then
+    names = _var_names(tree, var_names, "warmup_posterior" if include_warmup and
+                       "posterior" not in tree.children else "posterior")
     data = (xr.DataTree.from_dict({"posterior": xr.Dataset({v: whole_run(tree, v)
                                                             for v in names})})
             if include_warmup else tree)
@@ -170,10 +181,16 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
                             figure_kwargs={"figsize": (10, 1.7 * rows + 0.8)})
         column = None
     else:
+        stats = None
+        if kind == "hist" and any(float(ds[v].max() - ds[v].min()) == 0 for v in names):
+            # a constant monitor (train accuracy 1) makes the automatic bin width 0, and
+            # arviz-stats' histogram fails: give a number of bins
+            stats = {"dist": {"bins": int(np.clip(np.sqrt(ds.sizes["draw"]), 5, 30))}}
         with warnings.catch_warnings():  # a constant monitor (accuracy 1) has no density
             warnings.filterwarnings("ignore", message="Your data appears to have a single")
             pc = azp.plot_trace_dist(data, var_names=names, labeller=_labeller(),
                                      compact=False, kind=kind, visuals={"trace": trace},
+                                     stats=stats,
                                      figure_kwargs={"figsize": (12, 1.9 * rows + 0.8)})
         column = "trace"
     pc.add_legend("chain")
@@ -217,7 +234,7 @@ def plot_rank(tree: xr.DataTree, *, var_names=None):
     cols = min(3, panels)
     rows = math.ceil(panels / cols)
     pc = azp.plot_rank(tree, var_names=names, labeller=_labeller(), col_wrap=cols,
-                       figure_kwargs={"figsize": (4.2 * cols, 3.0 * rows + 0.6)})
+                       figure_kwargs={"figsize": (max(4.2 * cols, 6.4), 3.0 * rows + 0.6)})
     pc.add_legend("chain")
     fig = pc.get_viz("figure")
     _p_values_to_titles(fig)
@@ -257,20 +274,33 @@ def _p_values_to_titles(fig):
 # ------------------------------------------------------------------------------ GRB
 
 
-def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=("eta_norm", "log_likelihood"),
-                             num_points: int = 20, window: str = "half",
-                             threshold: float = 1.1) -> Figure:
+GRB_DEFAULT = ("eta_norm", "log_likelihood")
+
+
+def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=None, num_points: int = 20,
+                             window: str = "half", threshold: float = 1.1) -> Figure:
     """Gelman-Rubin-Brooks plot: classic shrink factor against iteration over the whole run
     (:func:`topiczoo.diagnostics.gelman_rubin_brooks`), one panel per monitor, a dashed line
-    at ``threshold`` and a dotted one at the end of burn-in. Monitors absent from the tree
-    are skipped; at least one must be present (else :class:`DiagnosticUnavailable`, as with
-    fewer than 2 chains). Log-scaled y axis (early values are often 10-100 times the
-    converged 1). Returns the matplotlib ``Figure``."""
-    names = [var_names] if isinstance(var_names, str) else list(var_names)
+    at ``threshold`` and a dotted one at the end of burn-in. Log-scaled y axis (early values
+    are often 10-100 times the converged 1).
+
+    Args:
+      var_names: monitors to plot, each in the tree (else KeyError); default those of
+        ``eta_norm`` and ``log_likelihood`` that the tree has (an unsupervised model has no
+        ``eta_norm``; none: :class:`DiagnosticUnavailable`, as with fewer than 2 chains).
+    Returns the matplotlib ``Figure``."""
     groups = [g for g in ("warmup_posterior", "posterior") if g in tree.children]
-    names = [v for v in names if any(v in tree[g].data_vars for g in groups)]
-    if not names:
-        raise DiagnosticUnavailable(f"none of {var_names} is in the tree")
+    present = [v for g in groups for v in tree[g].data_vars]
+    if var_names is None:
+        names = [v for v in GRB_DEFAULT if v in present]
+        if not names:
+            raise DiagnosticUnavailable(f"none of {list(GRB_DEFAULT)} is in the tree; pass "
+                                        "var_names")
+    else:
+        names = [var_names] if isinstance(var_names, str) else list(var_names)
+        missing = [v for v in names if v not in present]
+        if missing:
+            raise KeyError(f"{missing} not in the tree's draws (has {sorted(set(present))})")
     curves = [(name, *gelman_rubin_brooks(tree, name, num_points=num_points, window=window))
               for name in names]  # before the figure: nothing is left open if one fails
     fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 3.8), squeeze=False)
@@ -280,7 +310,7 @@ def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=("eta_norm", "log_l
             label = name if curve.shape[1] == 1 else f"{name}[{j}]"
             ax.plot(iterations, curve[:, j], marker="o", markersize=3, linewidth=1.4,
                     color=f"C{j}", label=label)
-        ax.axhline(threshold, color="C3", linestyle="--", linewidth=1,
+        ax.axhline(threshold, color="black", linestyle="--", linewidth=1,
                    label=f"{threshold:g}")
         ax.axhline(1.0, color="0.6", linewidth=0.8)
         burnin = tree.attrs.get("num_burnin")
@@ -339,6 +369,8 @@ def plot_autocorr(tree: xr.DataTree, *, var_names=None, max_lag: int = 50,
     """
     import arviz_plots as azp
 
+    if isinstance(max_lag, bool) or not isinstance(max_lag, (int, np.integer)) or max_lag < 1:
+        raise ValueError(f"max_lag must be an integer >= 1 (draws), got {max_lag!r}")
     names = _var_names(tree, var_names, group)
     ds = tree[group]
     if var_names is None:
@@ -350,7 +382,7 @@ def plot_autocorr(tree: xr.DataTree, *, var_names=None, max_lag: int = 50,
     pc = azp.plot_autocorr(tree, var_names=names, group=group,
                            max_lag=min(int(max_lag), num_draws - 1) + 1, labeller=_labeller(),
                            visuals={"credible_interval": False}, col_wrap=cols,
-                           figure_kwargs={"figsize": (4.4 * cols, 2.9 * rows + 0.7)})
+                           figure_kwargs={"figsize": (max(4.4 * cols, 6.4), 2.9 * rows + 0.7)})
     band = 1.96 / math.sqrt(num_draws)
     for ax in _plot_axes(pc, names):
         ax.axhspan(-band, band, color="0.85", zorder=0)

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from topiczoo.diagnostics.arviz_io import load_datatree
+from topiczoo.diagnostics.arviz_io import load_datatree, topics_label
 from topiczoo.diagnostics.convergence import DiagnosticUnavailable, format_table, summary_table
 from topiczoo.diagnostics.plots import (plot_autocorr, plot_gelman_rubin_brooks, plot_rank,
                                         plot_trace, save_figure)
@@ -104,12 +104,17 @@ def _accuracy_from_tree(tree) -> dict:
             for s in STRATEGIES}
 
 
+def _in_draws(tree, name) -> bool:
+    return any(name in tree[g].data_vars for g in ("warmup_posterior", "posterior")
+               if g in tree.children)
+
+
 def _settings_rows(tree, summary) -> list:
     attrs = {k: _plain(v) for k, v in tree.attrs.items()}
     rows = [("model", attrs.get("model", summary.get("model"))),
             ("data", summary.get("data", "?")),
             ("sampler", attrs.get("sampler", summary.get("sampler", "?"))),
-            ("topics K", attrs.get("num_topics", summary.get("topics"))),
+            (f"topics {topics_label(attrs)}", attrs.get("num_topics", summary.get("topics"))),
             ("chains", attrs.get("num_chains", summary.get("chains"))),
             ("iterations (per chain)", attrs.get("iterations", summary.get("iterations"))),
             ("burn-in B_TR", attrs.get("num_burnin", summary.get("burnin"))),
@@ -180,7 +185,8 @@ def _table_markdown(table, flag: float = 1.01) -> str:
         lines += ["", f"\\* rank R-hat >= {flag}: chains disagree, not converged by this "
                   "monitor."]
     if "?" in marks:
-        lines += ["", "? R-hat undefined: constant trace, a single chain or fewer than 4 draws."]
+        lines += ["", "? R-hat undefined: constant trace, a single chain, fewer than 4 draws or NaN "
+                  "draws."]
     return "\n".join(lines)
 
 
@@ -190,7 +196,7 @@ def write_report(run_dir) -> Report:
     Args:
       run_dir: a directory holding ``posterior.nc`` (required) and ``summary.json``
         (optional), as written by ``topiczoo fit``.
-    Returns a :class:`Report` named tuple ``(path, table, figures, accuracy, notes)``; the
+    Returns a :class:`Report` named tuple ``(path, table, figures, metrics, notes)``; the
     first two are the report's path and the plain-text convergence table, so
     ``path, table, *_ = write_report(run_dir)``.
     Raises FileNotFoundError if ``run_dir/posterior.nc`` does not exist.
@@ -234,6 +240,11 @@ def write_report(run_dir) -> Report:
                "and test draws (Nguyen, Boyd-Graber & Resnik 2014)."]
         if summary.get("average"):
             md.append(f"The run reported `{summary['average']}`.")
+    elif "predictions" in tree.children:
+        md.append("The tree holds test predictions, but only a single binary task's accuracy "
+                  "can be recomputed from it; the metrics of this run's task are those "
+                  "`topiczoo fit` writes to summary.json"
+                  + (" (this one has none)." if summary else " (not in this run directory)."))
     else:
         md.append("No test predictions in this run.")
 
@@ -278,7 +289,8 @@ def write_report(run_dir) -> Report:
                  lambda: plot_rank(tree)),
         "gelman_rubin_brooks": ("Gelman-Rubin-Brooks plot: classic shrink factor on the "
                                 "second half of the draws up to each iteration",
-                                lambda: plot_gelman_rubin_brooks(tree, var_names=GRB_MONITORS)),
+                                lambda: plot_gelman_rubin_brooks(tree, var_names=[
+                                    v for v in GRB_MONITORS if _in_draws(tree, v)] or None)),
         "autocorr": ("Autocorrelation of each chain (posterior draws)",
                      lambda: plot_autocorr(tree)),
     }

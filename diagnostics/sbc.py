@@ -54,10 +54,8 @@ class SBCResult:
         uniform, with ``num_bins`` equal bins of ranks (default: the largest divisor of L + 1
         that leaves at least 5 replicates expected per bin)."""
         values = self.num_draws + 1
-        replicates = len(next(iter(self.ranks.values())))
         if num_bins is None:
-            num_bins = max(b for b in range(1, values + 1)
-                           if values % b == 0 and replicates / b >= 5)
+            num_bins = self.default_bins()
         if values % num_bins:
             raise ValueError(f"num_bins must divide L + 1 = {values}, got {num_bins}")
         out = {}
@@ -66,6 +64,20 @@ class SBCResult:
             statistic, p = stats.chisquare(counts)
             out[name] = (float(statistic), float(p))
         return out
+
+    def default_bins(self) -> int:
+        """The largest divisor of L + 1 that leaves at least 5 replicates expected per bin
+        (the chi-square test's rule of thumb); a ValueError if even the fewest bins, the
+        smallest divisor b > 1 of L + 1, would not (fewer than 5 b replicates)."""
+        values = self.num_draws + 1
+        replicates = len(next(iter(self.ranks.values())))
+        fewest = min(b for b in range(2, values + 1) if values % b == 0)
+        if replicates < 5 * fewest:
+            raise ValueError(f"the chi-square test of the ranks needs at least {5 * fewest} "
+                             f"replicates here ({fewest} bins of L + 1 = {values} ranks, 5 "
+                             f"expected per bin); this result has {replicates}. plot_sbc_ecdf "
+                             "shows any number")
+        return max(b for b in range(2, values + 1) if values % b == 0 and replicates / b >= 5)
 
     def pit(self, seed: int = 0) -> xr.DataTree:
         """The ranks as randomised PIT values, (rank + U) / (L + 1) with U ~ Uniform(0, 1),
@@ -208,8 +220,7 @@ def plot_sbc_ranks(result: SBCResult, num_bins: int | None = None):
     rows = -(-len(names) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False)
     for ax, name in zip(axes.ravel(), names):
-        bins = num_bins or max(b for b in range(1, values + 1)
-                               if values % b == 0 and replicates / b >= 5)
+        bins = num_bins or result.default_bins()
         counts = np.bincount(result.ranks[name] * bins // values, minlength=bins)
         low, high = stats.binom.ppf([0.005, 0.995], replicates, 1 / bins)
         ax.axhspan(low, high, color="0.85", lw=0)

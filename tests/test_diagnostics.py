@@ -408,11 +408,19 @@ def test_plot_rank_returns_plot_collection(plot_tree, no_open_figures):
 def test_plot_gelman_rubin_brooks_returns_figure(plot_tree, no_open_figures):
     from matplotlib.figure import Figure
 
-    fig = plot_gelman_rubin_brooks(plot_tree, var_names=("eta_norm", "log_likelihood", "absent"))
+    fig = plot_gelman_rubin_brooks(plot_tree, var_names=("eta_norm", "log_likelihood"))
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     assert fig.axes[0].lines[0].get_xdata()[-1] == 60  # iterations, not draw indices
+    # a misspelt monitor is an error, alone or beside others (it was dropped silently)
+    for names in (("loglik",), ("eta_norm", "loglik")):
+        with pytest.raises(KeyError, match=r"\['loglik'\] not in the tree's draws"):
+            plot_gelman_rubin_brooks(plot_tree, var_names=names)
+    lda_like = xr.DataTree.from_dict({g: plot_tree[g].to_dataset()[["log_likelihood"]]
+                                      for g in plot_tree.children})
+    assert len(plot_gelman_rubin_brooks(lda_like).axes) == 1  # the default: those present
     with pytest.raises(DiagnosticUnavailable, match="none of"):
-        plot_gelman_rubin_brooks(plot_tree, var_names=("absent",))
+        plot_gelman_rubin_brooks(xr.DataTree.from_dict(
+            {g: plot_tree[g].to_dataset()[["train_accuracy"]] for g in plot_tree.children}))
 
 
 def test_plot_autocorr_lags_and_white_noise_band(plot_tree, no_open_figures):
@@ -565,3 +573,95 @@ def test_real_tiny_fit_end_to_end(tmp_path):
     table = summary_table(tree)
     assert "eta_norm" in table.index and table.notna().any().all()
     xr.testing.assert_identical(load_datatree(save_datatree(tree, tmp_path / "run")), tree)
+
+
+# ------------------------------------------------------------------------------ review findings
+
+
+def test_summary_table_one_chain_and_nan_draws():
+    # one chain whose halves are constant and differ: NaN, as R-hat is with one chain (the
+    # stuck-chains rule gave inf and the mark "chains disagree")
+    table = summary_table(tree_of([[3.0, 3, 3, 3, 4, 4, 4, 4]]))
+    assert np.isnan(table.loc["eta_norm", "r_hat"]) and np.isnan(table.loc["eta_norm",
+                                                                           "r_hat_classic"])
+    assert "?" in format_table(table) and "*" not in format_table(table).split("\n")[2]
+    # a NaN draw: every column of the monitor NaN (mean and sd skipped it), legend says why
+    values = np.random.default_rng(0).normal(size=(2, 8))
+    values[1, 3] = np.nan
+    table = summary_table(tree_of(values))
+    assert table.loc["eta_norm"].isna().all()
+    assert "NaN draws" in format_table(table)
+
+
+def _with(tree, group, **variables):
+    """``tree`` with ``variables`` [C, S] put into ``group`` (attrs kept)."""
+    out = tree.copy()
+    ds = out[group].to_dataset()
+    out[group] = ds.assign({k: (("chain", "draw"), np.asarray(v, np.float32))
+                            for k, v in variables.items()})
+    return out
+
+
+def test_plot_trace_hist_with_a_constant_monitor(plot_tree, no_open_figures):
+    """train_accuracy 1 in every draw (MedLDA) made arviz-stats' histogram fail."""
+    tree = _with(plot_tree, "posterior", train_accuracy=np.ones((4, 30)))
+    for kind in ("hist", "kde", "ecdf"):
+        pc = plot_trace(tree, kind=kind)
+        assert "train_accuracy" in pc.viz["plot"].data_vars
+
+
+def test_plots_of_a_run_that_is_all_burn_in(plot_tree, no_open_figures):
+    warmup_only = xr.DataTree.from_dict({"warmup_posterior": plot_tree["warmup_posterior"]
+                                         .to_dataset()})
+    warmup_only.attrs = dict(plot_tree.attrs)
+    pc = plot_trace(warmup_only, include_warmup=True, kind=None)  # default names from burn-in
+    assert "eta_norm" in pc.viz["plot"].data_vars
+    pc = plot_trace(warmup_only, var_names="eta_norm", include_warmup=True, kind=None)
+    for plot in (plot_rank, plot_autocorr):  # posterior draws only: say the group is missing
+        with pytest.raises(DiagnosticUnavailable, match="no 'posterior' group"):
+            plot(warmup_only)
+    with pytest.raises(DiagnosticUnavailable, match="no 'warmup' group"):
+        plot_autocorr(plot_tree, group="warmup")
+
+
+def test_plot_autocorr_checks_max_lag(plot_tree, no_open_figures):
+    for bad in (-1, 0, 2.5, True):
+        with pytest.raises(ValueError, match="max_lag must be an integer >= 1"):
+            plot_autocorr(plot_tree, max_lag=bad)
+
+
+def test_titles_and_report_say_initial_k_for_the_hdp(tmp_path, plot_tree, no_open_figures):
+    from topiczoo.diagnostics.plots import _title
+
+    assert "K=3" in _title(plot_tree, "Trace", None)
+    hdp = plot_tree.copy()
+    hdp.attrs = {**plot_tree.attrs, "learn_gamma": 1, "model": "shdp-hinge"}
+    assert "shdp-hinge, initial K=3" in _title(hdp, "Trace", None)
+    save_datatree(hdp, tmp_path / "posterior.nc")
+    report = write_report(tmp_path)
+    assert "| topics initial K | 3 |" in report.path.read_text()
+
+
+def test_report_of_multitask_predictions_without_summary(tmp_path, report_fit):
+    result, _, _ = report_fit
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(4, 3, 5, 2, 16)).astype(np.float32)  # 2 tasks
+    tree = to_datatree(result, types.SimpleNamespace(scores=scores, zbar=None),
+                       rng.integers(0, 2, size=(16, 2)))
+    save_datatree(tree, tmp_path / "posterior.nc")
+    text = write_report(tmp_path).path.read_text()
+    assert "No test predictions" not in text
+    assert "only a single binary task's accuracy can be recomputed" in text
+
+
+def test_to_datatree_takes_class_ids_of_a_multiclass_prediction():
+    from topiczoo.models.tasks import Task
+
+    rng = np.random.default_rng(4)
+    result = fake_result(supervised_draws(rng, num_chains=2, num_draws=12, num_tasks=3),
+                         np.arange(1, 13), num_burnin=6, snapshots=(12,))
+    scores = rng.normal(size=(2, 1, 2, 3, 5)).astype(np.float32)
+    prediction = types.SimpleNamespace(scores=scores, zbar=None, task=Task("multiclass", 3))
+    tree = to_datatree(result, prediction, np.array([0, 2, 1, 1, 0]))  # it was refused
+    np.testing.assert_array_equal(tree["observed_data"]["y"].values,
+                                  [[1, 0, 0, 0, 1], [0, 0, 1, 1, 0], [0, 1, 0, 0, 0]])

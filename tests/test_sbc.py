@@ -67,6 +67,14 @@ def test_chi_square_bins_and_pit():
     assert piled.chi_square(num_bins=4)["a"][0] == pytest.approx(3 * 50 + 150**2 / 50)
     with pytest.raises(ValueError, match="num_bins must divide"):
         uniform.chi_square(num_bins=3)
+    # too few replicates for 2 bins of 5 expected (L + 1 = 20: 10 replicates): a clear error
+    # (max() of nothing failed below 5; 5-9 gave one bin and p NaN); the ECDF still draws
+    for few in (_result([0, 5, 9, 3]), _result(np.arange(9))):
+        for call in (few.chi_square, lambda: plot_sbc_ranks(few)):
+            with pytest.raises(ValueError, match="needs at least 10 replicates here"):
+                call()
+        plot_sbc_ecdf(few)
+    assert _result(np.arange(0, 20, 2)).chi_square()["a"] == (0.0, 1.0)  # 2 bins of 5
     pit = uniform.pit()["prior_sbc"]["a"].values
     assert pit.shape == (1, 200) and np.all((pit > 0) & (pit < 1))
     np.testing.assert_array_equal(np.floor(pit[0] * 20), np.tile(np.arange(20), 10))
