@@ -185,8 +185,8 @@ def _table_markdown(table, flag: float = 1.01) -> str:
         lines += ["", f"\\* rank R-hat >= {flag}: chains disagree, not converged by this "
                   "monitor."]
     if "?" in marks:
-        lines += ["", "? R-hat undefined: constant trace, a single chain, fewer than 4 draws or NaN "
-                  "draws."]
+        lines += ["", "? R-hat undefined: constant trace, a single chain, fewer than 4 draws "
+                  "or NaN draws."]
     return "\n".join(lines)
 
 

@@ -189,3 +189,130 @@ def test_a_model_of_the_grid_runs_with_its_sampler(tmp_path, synthetic, monkeypa
     gslda = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
     assert medlda["settings"]["sampler"] == "light:mh_steps=3"
     assert "sampler" not in gslda["settings"]
+
+
+# ------------------------------------------------------------------------------ review findings
+
+
+def test_another_average_reads_the_cells_own_metrics_by_strategy(tmp_path, synthetic, capsys):
+    """--average sf on a finished folder showed the ma values under the sf label."""
+    out = tmp_path / "grid"
+    assert main(GRID + ["--out", str(out)]) == 0
+    assert main(GRID + ["--average", "sf", "--out", str(out)]) == 0
+    rows = {r["model"]: float(r["mean"]) for r in csv.DictReader(open(out / "table.csv"))}
+    for model in ("gslda", "medlda"):
+        cells = [json.loads((out / "cells" / f"bbc__{model}__K2__seed{s}.json").read_text())
+                 for s in (0, 1)]
+        assert rows[model] == pytest.approx(np.mean(
+            [c["metrics_by_strategy"]["sf"]["accuracy"] for c in cells]))
+    assert "strategy sf" in (out / "table.md").read_text()
+    # a cell of an older version (one strategy's metric only) is refused under another
+    path = out / "cells" / "bbc__gslda__K2__seed0.json"
+    cell = json.loads(path.read_text())
+    del cell["metrics_by_strategy"], cell["average"]
+    path.write_text(json.dumps(cell))
+    capsys.readouterr()
+    assert main(GRID + ["--average", "mf", "--out", str(out)]) == 2
+    assert "strategy 'sf' only (a cell of an older version)" in capsys.readouterr().err
+
+
+def test_every_data_set_is_loaded_before_the_first_cell(tmp_path, monkeypatch, capsys):
+    def load(name, **kwargs):
+        if name == "bbc":
+            return _synthetic()
+        raise FileNotFoundError(f"{name}: no such data")
+
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", load)
+    argv = GRID[:2] + ["bbc,poliblog"] + GRID[3:] + ["--out", str(tmp_path / "g")]
+    assert main(argv) == 2
+    assert "poliblog: no such data" in capsys.readouterr().err
+    assert not list((tmp_path / "g" / "cells").glob("*.json"))  # no cell ran before
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("topics = [5]\noptions = 5\n", "options must be a table of tables"),
+    ('topics = [5]\nsamplers = ["light"]\n', "samplers must be a table of sampler names"),
+    ("topics = [5]\n[options]\ngslda = 5\n", "options for 'gslda' must be a table"),
+    ("topics = [5]\n[samplers]\ngslda = 3\n", "the sampler for 'gslda' must be a name"),
+    ("topics = [[5]]\n", "the grid's topics must be integers, got [5]"),
+    ('topics = [5]\nseeds = ["0"]\n', "the grid's seeds must be integers, got '0'"),
+    ("topics = [5]\nburnin = 2.5\n", "burnin must be an integer"),
+    ("topics = [5]\nburnin = true\n", "burnin must be an integer"),
+])
+def test_grid_file_type_errors_are_clear(tmp_path, extra, message):
+    config = tmp_path / "grid.toml"
+    config.write_text('data = ["bbc"]\nmodels = ["gslda"]\niterations = 10\n' + extra)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        compare_module.load_grid(config).check()
+
+
+def test_a_settings_file_takes_the_axes_from_the_command_line(tmp_path, synthetic):
+    config = tmp_path / "settings.toml"
+    config.write_text("iterations = 4\nchains = 1\nsnapshots = 2\ntest_burnin = 1\n"
+                      "test_draws = 2\n[options.gslda]\nc = 4\n")
+    out = tmp_path / "grid"
+    assert main(["compare", "--config", str(config), "--data", "bbc", "--models", "gslda",
+                 "--topics", "2", "--quiet", "--out", str(out)]) == 0
+    cell = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
+    assert cell["settings"]["options"] == {"c": 4} and cell["settings"]["iterations"] == 4
+    with pytest.raises(ValueError, match="needs 'data' \\(in the file or as --data\\)"):
+        compare_module.load_grid(config)
+
+
+def test_defaults_spelt_out_match_cells_made_without_them(tmp_path, synthetic, capsys):
+    out = tmp_path / "grid"
+    assert main(GRID + ["--out", str(out)]) == 0
+    capsys.readouterr()
+    default_c = compare_module.REGISTRY["gslda"].options()["c"]
+    assert main(GRID[:-1] + ["--sampler", "gslda:exact", "--option", f"gslda:c={default_c}",
+                             "--out", str(out)]) == 0
+    assert "skipped 4 finished cells of 4" in capsys.readouterr().err
+
+
+def test_a_rerun_with_other_models_leaves_no_stale_trees_or_comparison(tmp_path, synthetic):
+    out = tmp_path / "grid"
+    assert main(GRID + ["--out", str(out)]) == 0
+    assert (out / "compare.md").exists() and list((out / "trees").glob("*.nc"))
+    assert main(GRID[:3] + ["--models", "medlda"] + GRID[5:] + ["--out", str(out)]) == 0
+    assert not (out / "compare.md").exists() and not list((out / "trees").glob("*.nc"))
+
+
+def test_one_seed_has_no_sd_and_two_step_baselines_name_their_second_step(tmp_path, synthetic):
+    out = tmp_path / "grid"
+    argv = GRID[:4] + ["lda-svm"] + GRID[5:8] + ["0"] + GRID[9:] + ["--out", str(out)]
+    assert main(argv) == 0
+    (row,) = list(csv.DictReader(open(out / "table.csv")))
+    assert row["response"] == "svm" and row["sd"] == ""
+    assert "(n/a)" in (out / "table.md").read_text()
+    rows = compare_module.table_rows(
+        compare_module.Grid(["bbc"], ["hdp-glm"], [2]),
+        {("bbc", "hdp-glm", 2, 0): {"value": 0.5, "metric": "accuracy", "response": None,
+                                    "train_seconds": 1.0, "token_iterations_per_second": 1.0}})
+    assert rows[0]["response"] == "glm"  # it was "svm"
+
+
+def test_a_two_step_baseline_counts_its_second_step_as_training():
+    from topiczoo.models.registry import REGISTRY
+    from topiczoo.run import fit_and_predict
+
+    data = _synthetic()
+    run = fit_and_predict(REGISTRY["lda-svm"], 2, data.train, data.test, progress=False,
+                          fit_kwargs=dict(num_chains=1, num_iterations=4, num_snapshots=1),
+                          predict_kwargs=dict(num_burnin=1, num_draws=1))
+    assert run.train_seconds > run.result.train_seconds  # the SVMs' training is in it
+
+
+def test_multiclass_logistic_density_is_the_class_probability():
+    """One logistic task per class: log softmax(S)[true class] (the tasks' joint density of
+    the one-hot vector, normalised over the classes; unnormalised it fell below log(1/T))."""
+    rng = np.random.default_rng(2)
+    scores = rng.normal(size=(2, 1, 3, 4, 6)).astype(np.float32)  # T = 4 classes
+    labels = np.array([0, 3, 1, 2, 2, 0])
+    run = SimpleNamespace(prediction=Prediction(scores, Task("multiclass", 4), Logistic(1.0)),
+                          result=None)
+    ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=labels))
+    S = scores.astype(np.float64)
+    log_softmax = S - np.log(np.exp(S).sum(axis=3, keepdims=True))
+    want = np.take_along_axis(log_softmax, labels[None, None, None, None, :], axis=3)[:, :, :, 0]
+    np.testing.assert_allclose(ll, want.reshape(2, 3, 6), rtol=1e-10)
+    assert np.allclose(np.exp(log_softmax).sum(axis=3), 1.0)

@@ -11,6 +11,8 @@ and one "test draw" per chain (each chain has its own topic labels, so its own s
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from topiczoo.models.tasks import Task
@@ -18,13 +20,15 @@ from topiczoo.predict import Prediction
 
 
 def lda_svm_predict(result, train, test, *, svm_c: float = 1.0, num_burnin: int = 20,
-                    num_draws: int = 10, seed: int = 0) -> Prediction:
+                    num_draws: int = 10, seed: int = 0, timing: dict | None = None) -> Prediction:
     """Fit a linear SVM per LDA chain on that chain's training zbar, score the test documents.
 
     Args:
       result: a fit of an unsupervised model (e.g. :func:`topiczoo.models.lda`) on ``train``.
       train, test: corpora in the same vocabulary; ``train.labels`` are binary class ids.
       svm_c: the SVM's cost (scikit-learn ``LinearSVC(C=svm_c)``).
+      timing: if given, ``timing["fit_seconds"]`` receives the wall seconds of the second
+        step's training (training zbar and the SVMs; the test chains are prediction).
     Training zbar comes from each chain's last state; test zbar is the mean over test draws of
     the last snapshot's test chain. Topic labels differ between chains, so each chain gets its
     own SVM and only decision values (label-invariant) are averaged. Returns a
@@ -36,11 +40,15 @@ def lda_svm_predict(result, train, test, *, svm_c: float = 1.0, num_burnin: int 
     task = Task.of(("binary",), train)
     labels = np.asarray(train.labels)
     test_zbar = _test_zbar(result, test, num_burnin, num_draws, seed)  # [C, D, K]
-    decision = []
+    decision, fit_seconds = [], 0.0
     for c in range(result.num_chains):
+        tic = time.perf_counter()
         train_zbar = result.model.train_proportions(result.chain_state(c))
         svm = LinearSVC(C=svm_c, random_state=seed).fit(train_zbar, labels)
+        fit_seconds += time.perf_counter() - tic
         decision.append(svm.decision_function(test_zbar[c]))
+    if timing is not None:
+        timing["fit_seconds"] = fit_seconds
     scores = np.asarray(decision, np.float32)[:, None, None, None, :]
     return Prediction(scores, task)
 
@@ -67,7 +75,7 @@ def _test_zbar(result, test, num_burnin, num_draws, seed):
 
 def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
                     logistic_c: float | None = None, num_burnin: int = 20, num_draws: int = 10,
-                    seed: int = 0) -> Prediction:
+                    seed: int = 0, timing: dict | None = None) -> Prediction:
     """Fit a GLM per HDP chain on that chain's training zbar, predict the test documents.
 
     Args:
@@ -80,6 +88,8 @@ def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
       logistic_c: binary: the inverse penalty ``C`` of ``LogisticRegression``; None chooses
         it by 5-fold cross-validation on the training documents (``LogisticRegressionCV``).
       num_burnin, num_draws, seed: the test chains (as :func:`topiczoo.predict.predict`).
+      timing: if given, ``timing["fit_seconds"]`` receives the wall seconds of the GLMs'
+        training (training zbar, the fits and their cross-validation).
     Training zbar [D, K] is each chain's last state; test zbar the mean over test draws of
     the last snapshot's test chain, so K is the chain's number of topic slots (empty slots are
     0 columns, which the penalised fits give 0 weight). Returns a :class:`Prediction` with
@@ -92,18 +102,22 @@ def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
     task = Task.of(("regression", "binary"), train)
     labels = np.asarray(train.labels)
     test_zbar = _test_zbar(result, test, num_burnin, num_draws, seed)
-    scores = []
+    scores, fit_seconds = [], 0.0
     for c in range(result.num_chains):
+        tic = time.perf_counter()
         train_zbar = result.model.train_proportions(result.chain_state(c))
         if task.kind == "regression":
             glm = (RidgeCV(alphas=np.logspace(-4, 2, 13)) if ridge is None
-                   else Ridge(alpha=ridge))
-            scores.append(glm.fit(train_zbar, labels).predict(test_zbar[c]))
+                   else Ridge(alpha=ridge)).fit(train_zbar, labels)
         else:
             glm = (LogisticRegressionCV(Cs=10, cv=5, max_iter=2000) if logistic_c is None
                    else LogisticRegression(C=logistic_c, max_iter=2000))
             with warnings.catch_warnings():  # scikit-learn's notices of future defaults
                 warnings.simplefilter("ignore", FutureWarning)
                 glm.fit(train_zbar, labels)
-            scores.append(glm.decision_function(test_zbar[c]))
+        fit_seconds += time.perf_counter() - tic
+        scores.append(glm.predict(test_zbar[c]) if task.kind == "regression"
+                      else glm.decision_function(test_zbar[c]))
+    if timing is not None:
+        timing["fit_seconds"] = fit_seconds
     return Prediction(np.asarray(scores, np.float32)[:, None, None, None, :], task)

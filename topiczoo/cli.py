@@ -211,22 +211,19 @@ def run_compare(args) -> list:
     """Build the grid from --config and the options, run it, print the table."""
     from topiczoo.compare import Grid, compare, load_grid, markdown_table
 
-    grid = load_grid(args.config) if args.config else None
     given = {"data": args.data, "models": args.models, "topics": args.topics,
              "seeds": args.seeds, "iterations": args.iterations, "chains": args.chains,
              "burnin": args.burnin, "snapshots": args.snapshots,
              "test_burnin": args.test_burnin, "test_draws": args.test_draws,
              "average": args.average}
     given = {k: v for k, v in given.items() if v is not None}
+    grid = load_grid(args.config, given) if args.config else None
     if grid is None:
         missing = [k for k in ("data", "models", "topics") if k not in given]
         if missing:
             raise ValueError("the grid needs " + ", ".join("--" + m for m in missing)
                              + " (or --config FILE)")
         grid = Grid(**given)
-    else:
-        for k, v in given.items():
-            setattr(grid, k, v)
     for item in args.option:
         model, sep, rest = item.partition(":")
         name, eq, value = rest.partition("=")

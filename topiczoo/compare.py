@@ -11,7 +11,7 @@ the cells whose file exists and says how many it skipped; a cell file of other s
 
 **Outputs** (in ``OUT``): ``table.csv`` and ``table.md``, one row per (data set, model, K):
 the task metric's mean and sd over the seeds (test accuracy, or predictive R^2; strategy
-``--average``), training seconds and token-iterations per second (means over seeds), and, for
+``--average``), training seconds and token-iterations per second (medians over seeds), and, for
 probabilistic responses, the held-out log predictive density per test document; the plots
 ``metric_vs_topics.png`` and ``metric_vs_time.png``; ``grid.json`` (the settings).
 
@@ -56,6 +56,9 @@ from topiczoo.models.registry import REGISTRY
 #: Responses with a proper predictive density of y (see the module docstring).
 PROBABILISTIC = ("logistic", "gaussian")
 
+#: What a two-step baseline fits on the topic proportions (its cells record no response).
+TWO_STEP_RESPONSE = {"lda-svm": "svm", "hdp-glm": "glm"}
+
 #: The task metric of the table, by data kind (a key of ``Task.metrics``).
 METRIC = {"binary": "accuracy", "multiclass": "accuracy", "multilabel": "f1",
           "regression": "predictive_r2"}
@@ -93,10 +96,14 @@ class Grid:
         from topiczoo.datasets import DATASETS
         from topiczoo.predict import STRATEGIES
 
-        for axis in ("data", "models", "topics", "seeds"):
+        for axis, kind in (("data", str), ("models", str), ("topics", int), ("seeds", int)):
             values = getattr(self, axis)
             if not isinstance(values, list) or not values:
                 raise ValueError(f"the grid's {axis} must be a non-empty list, got {values!r}")
+            bad = [v for v in values if isinstance(v, bool) or not isinstance(v, kind)]
+            if bad:
+                what = "names" if kind is str else "integers"
+                raise ValueError(f"the grid's {axis} must be {what}, got {bad[0]!r}")
             if len(set(values)) != len(values):
                 raise ValueError(f"the grid's {axis} repeat a value: {values}")
         for name in self.data:
@@ -107,6 +114,19 @@ class Grid:
                 raise ValueError(f"unknown model {name!r}; known: {', '.join(REGISTRY)}")
             if not REGISTRY[name].tasks:
                 raise ValueError(f"{name} is unsupervised: it has no test metric to compare")
+        for table, what in ((self.options, "a table of tables, [options.MODEL]"),
+                            (self.samplers, "a table of sampler names, [samplers]")):
+            if not isinstance(table, dict):
+                raise ValueError(f"the grid's {'options' if table is self.options else 'samplers'}"
+                                 f" must be {what}, got {table!r}")
+        for name, opts in self.options.items():
+            if not isinstance(opts, dict):
+                raise ValueError(f"options for {name!r} must be a table of option = value "
+                                 f"([options.{name}]), got {opts!r}")
+        for name, sampler in self.samplers.items():
+            if not isinstance(sampler, str):
+                raise ValueError(f"the sampler for {name!r} must be a name such as \"light\", "
+                                 f"got {sampler!r}")
         for name, opts in self.options.items():
             if name not in self.models:
                 raise ValueError(f"options for {name!r}, which is not among the grid's models")
@@ -126,6 +146,9 @@ class Grid:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if self.burnin is not None and (isinstance(self.burnin, bool)
+                                        or not isinstance(self.burnin, int)):
+            raise ValueError(f"burnin must be an integer (or absent: half), got {self.burnin!r}")
         if self.burnin is not None and not 0 <= self.burnin < self.iterations:
             raise ValueError(f"burnin must lie in [0, iterations={self.iterations}), got "
                              f"{self.burnin}")
@@ -133,13 +156,14 @@ class Grid:
             raise ValueError(f"average must be one of {STRATEGIES}, got {self.average!r}")
 
     def settings(self, model: str) -> dict:
-        """What a cell's result depends on besides its coordinates (stored in the cell)."""
+        """What a cell's result depends on besides its coordinates (stored in the cell), in
+        a normal form (:func:`normal_settings`)."""
         settings = {"options": self.options.get(model, {}), "iterations": self.iterations,
                     "chains": self.chains, "burnin": self.burnin, "snapshots": self.snapshots,
                     "test_burnin": self.test_burnin, "test_draws": self.test_draws}
-        if model in self.samplers:  # absent for the default, so older cells stay valid
+        if model in self.samplers:
             settings["sampler"] = self.samplers[model]
-        return settings
+        return normal_settings(model, settings)
 
     def cells(self) -> list:
         """The cells ``(data, model, K, seed)`` in run order (seeds innermost)."""
@@ -147,10 +171,31 @@ class Grid:
                 for s in self.seeds]
 
 
-def load_grid(path) -> Grid:
+def normal_settings(model: str, settings: dict) -> dict:
+    """A cell's settings with what equals the default left out: options at the model's
+    default value, and the sampler "exact" (absent for the default, so that cells of older
+    versions, and of grids that spell a default out, stay valid)."""
+    defaults = REGISTRY[model].options() if model in REGISTRY else {}
+    out = dict(settings)
+    out["options"] = {k: v for k, v in (settings.get("options") or {}).items()
+                      if not (k in defaults and _same(defaults[k], v))}
+    if out.get("sampler") == "exact":
+        del out["sampler"]
+    return out
+
+
+def _same(a, b) -> bool:
+    """Equal values of one option (1 and 1.0 alike, but not True and 1)."""
+    return type(a) is type(b) and a == b or (
+        not isinstance(a, bool) and not isinstance(b, bool)
+        and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b)
+
+
+def load_grid(path, overrides: dict | None = None) -> Grid:
     """A :class:`Grid` from a TOML file: top-level keys ``data``, ``models``, ``topics``,
     ``seeds`` (lists) and the run settings, a table ``[options.MODEL]`` per model and a table
-    ``[samplers]``, e.g.::
+    ``[samplers]``; ``overrides`` (``{key: value}``, e.g. the command line's) replace the
+    file's, and may supply the axes the file leaves out. E.g.::
 
         data = ["20news-binary"]
         models = ["gslda", "medlda", "lda-svm"]
@@ -171,9 +216,10 @@ def load_grid(path) -> Grid:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ValueError(f"{path}: unknown keys {unknown}; known: {sorted(known)}")
+    raw.update(overrides or {})
     for key in ("data", "models", "topics"):
         if key not in raw:
-            raise ValueError(f"{path}: the grid needs {key!r}")
+            raise ValueError(f"{path}: the grid needs {key!r} (in the file or as --{key})")
     return Grid(**raw)
 
 
@@ -196,7 +242,13 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     test draw, document), summed over tasks; None when the response has no density (hinge,
     epsilon-insensitive, two-step SVM; see the module docstring).
 
-    Logistic: log sigmoid(S) for y = 1, log sigmoid(-S) for y = 0 (per task). Gaussian:
+    Logistic: log sigmoid(S) for y = 1, log sigmoid(-S) for y = 0 (per task); for multi-class
+    data (one logistic task per class) the log probability of the true class among the
+    classes, log softmax(S)[y]: the independent tasks' probability of the one-hot vector of
+    class c is prod_t sigmoid(+-S_t), proportional to exp(S_c), so normalised over the classes
+    (only one class is true) it is the softmax. Without that normalisation the product of the
+    T Bernoulli probabilities sums to well below 1 over the classes, and the density fell below
+    a uniform guess's log(1 / T) while the model was better than it. Gaussian:
     log N(y - offset; S, s2) with s2 of the chain at the snapshot's iteration (the drawn
     noise variance, or a relative s2's value, ``augmentation_mean``) or the fixed s2.
     """
@@ -208,6 +260,12 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
         return None
     S = np.asarray(prediction.scores, np.float64)  # [C, I, J, T, D]
     y = np.asarray(prediction.task.to_tasks(test.labels), np.float64)  # [T, D]
+    if response.name == "logistic" and prediction.task.kind == "multiclass":
+        true = np.asarray(test.labels, np.int64)
+        top = S.max(axis=3, keepdims=True)
+        log_norm = top[:, :, :, 0] + np.log(np.exp(S - top).sum(axis=3))  # [C, I, J, D]
+        ll = np.take_along_axis(S, true[None, None, None, None, :], axis=3)[:, :, :, 0] - log_norm
+        return ll.reshape(ll.shape[0], -1, ll.shape[-1])
     if response.name == "logistic":
         ll = y * _log_sigmoid(S) + (1.0 - y) * _log_sigmoid(-S)
     else:
@@ -259,12 +317,16 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
                         sampler=grid.samplers.get(model, "exact")),
         predict_kwargs=dict(num_burnin=grid.test_burnin, num_draws=grid.test_draws, seed=seed),
         progress=False)
-    metrics = run.prediction.metrics(test.labels, grid.average)
+    from topiczoo.predict import STRATEGIES
+
+    by_strategy = {s: run.prediction.metrics(test.labels, s) for s in STRATEGIES}
+    metrics = by_strategy[grid.average]
     response = getattr(run.prediction.response, "name", None)
     cell = {"data": dataset.name, "model": model, "topics": topics, "seed": seed,
             "settings": grid.settings(model), "task": run.prediction.task.kind,
             "response": response, "metric": METRIC[run.prediction.task.kind],
-            "value": metrics[METRIC[run.prediction.task.kind]], "metrics": metrics,
+            "average": grid.average, "value": metrics[METRIC[run.prediction.task.kind]],
+            "metrics": metrics, "metrics_by_strategy": by_strategy,
             "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
             "token_iterations_per_second": run.token_iterations_per_second,
             "train_tokens": train.num_tokens, "test_documents": test.num_docs}
@@ -289,31 +351,44 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     (out / "cells").mkdir(parents=True, exist_ok=True)
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else (lambda _: 0)
     cells = grid.cells()
+    # cells of older versions hold the metric of one strategy only: that of the folder's grid
+    previous = out / "grid.json"
+    previous = json.loads(previous.read_text()).get("average", "ma") if previous.exists() \
+        else "ma"
     todo, done = [], 0
     for data, model, topics, seed in cells:
         path = out / "cells" / f"{cell_name(data, model, topics, seed)}.json"
         if path.exists():
             stored = json.loads(path.read_text())
-            if stored.get("settings") != json.loads(json.dumps(grid.settings(model))):
+            if normal_settings(model, stored.get("settings") or {}) != json.loads(
+                    json.dumps(grid.settings(model))):
                 raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
                                  f"; this grid: {grid.settings(model)}); use another output "
                                  "folder or remove it")
+            made_with = stored.get("average", previous)
+            if "metrics_by_strategy" not in stored and made_with != grid.average:
+                raise ValueError(f"{path} holds the metric of strategy {made_with!r} only (a cell "
+                                 f"of an older version); this grid asks for {grid.average!r}: "
+                                 f"use --average {made_with}, or another output folder")
             done += 1
         else:
             todo.append((data, model, topics, seed))
     if done:
         log(f"[compare] skipped {done} finished cell{'s' * (done != 1)} of {len(cells)} "
             f"(found in {out / 'cells'})")
+    # every data set first: a missing file or a model that cannot take a data set's labels is
+    # an error before any cell runs (the data sets are kept for the cells anyway)
+    datasets = {}
+    for data in dict.fromkeys(d for d, _, _, _ in todo):
+        datasets[data] = load_dataset(data, data_dir=data_dir)
+        kind = datasets[data].task
+        for m in grid.models:
+            if kind not in REGISTRY[m].tasks:
+                raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
+                                 f"is {kind}")
     _write_atomic(out / "grid.json", json.dumps(asdict(grid), indent=2) + "\n")
-    datasets, tic = {}, time.perf_counter()
+    tic = time.perf_counter()
     for n, (data, model, topics, seed) in enumerate(todo, 1):
-        if data not in datasets:
-            datasets[data] = load_dataset(data, data_dir=data_dir)
-            kind = datasets[data].task
-            for m in grid.models:
-                if kind not in REGISTRY[m].tasks:
-                    raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
-                                     f"is {kind}")
         cell = _run_cell(grid, datasets[data], model, topics, seed, out)
         _write_atomic(out / "cells" / f"{cell_name(data, model, topics, seed)}.json",
                       json.dumps(cell, indent=1) + "\n")
@@ -330,8 +405,9 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
 
 
 def _mean_sd(values) -> tuple:
+    """Mean and sample sd (ddof = 1; None for one value: no spread is measured)."""
     values = np.asarray(values, np.float64)
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else None
 
 
 def read_cells(grid: Grid, out) -> dict:
@@ -340,7 +416,12 @@ def read_cells(grid: Grid, out) -> dict:
     for key in grid.cells():
         path = Path(out) / "cells" / f"{cell_name(*key)}.json"
         if path.exists():
-            found[key] = json.loads(path.read_text())
+            cell = json.loads(path.read_text())
+            by_strategy = cell.get("metrics_by_strategy")
+            if by_strategy:  # the grid's strategy, whichever the cell was run with
+                cell.update(average=grid.average, metrics=by_strategy[grid.average],
+                            value=by_strategy[grid.average][cell["metric"]])
+            found[key] = cell
     return found
 
 
@@ -351,7 +432,7 @@ COLUMNS = ("data", "model", "topics", "seeds", "metric", "mean", "sd", "train_se
 def table_rows(grid: Grid, cells: dict) -> list:
     """One row per (data, model, K) with all its seeds finished: the columns of
     :data:`COLUMNS` (``test_lpd`` None for responses without a density). The metric and
-    ``test_lpd`` are mean and sd over the seeds; ``train_seconds`` and
+    ``test_lpd`` are mean and sd over the seeds (sd None with one seed); ``train_seconds`` and
     ``token_iterations_per_second`` the median over the seeds, since the first seed of a model
     and K in a process includes JAX's compilation."""
     rows = []
@@ -371,8 +452,12 @@ def table_rows(grid: Grid, cells: dict) -> list:
                     "token_iterations_per_second": float(np.median(
                         [c["token_iterations_per_second"] for c in group])),
                     "test_lpd": lpd_mean, "test_lpd_sd": lpd_sd,
-                    "response": group[0]["response"] or "svm"})
+                    "response": group[0]["response"] or TWO_STEP_RESPONSE.get(model, "none")})
     return rows
+
+
+def _sd(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
 
 
 def markdown_table(rows: list, grid: Grid) -> str:
@@ -385,11 +470,11 @@ def markdown_table(rows: list, grid: Grid) -> str:
              "| data | model | K | metric | mean (sd) | train s | M token-it/s | "
              "test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lpd = (f"{r['test_lpd']:.4f} ({r['test_lpd_sd']:.4f})" if r["test_lpd"] is not None
-               else "n/a: no likelihood of y" if r["response"] == "svm"
+        lpd = (f"{r['test_lpd']:.4f} ({_sd(r['test_lpd_sd'])})" if r["test_lpd"] is not None
+               else "n/a: no likelihood of y" if r["response"] in TWO_STEP_RESPONSE.values()
                else f"n/a: {r['response']} pseudo-likelihood")
         lines.append(f"| {r['data']} | {r['model']} | {r['topics']} | {r['metric']} | "
-                     f"{r['mean']:.4f} ({r['sd']:.4f}) | {r['train_seconds']:.1f} | "
+                     f"{r['mean']:.4f} ({_sd(r['sd'])}) | {r['train_seconds']:.1f} | "
                      f"{r['token_iterations_per_second'] / 1e6:.2f} | {lpd} |")
     pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
     if pseudo:
@@ -406,6 +491,7 @@ def _plots(rows: list, out: Path) -> list:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     from topiczoo.diagnostics import save_figure
 
@@ -419,7 +505,9 @@ def _plots(rows: list, out: Path) -> list:
             for model in dict.fromkeys(r["model"] for r in here):  # grid order
                 mine = sorted((r for r in here if r["model"] == model), key=lambda r: r[xkey])
                 x = [r[xkey] for r in mine]
-                ax.errorbar(x, [r["mean"] for r in mine], yerr=[r["sd"] for r in mine],
+                sd = [r["sd"] for r in mine]  # None with one seed: no bar
+                ax.errorbar(x, [r["mean"] for r in mine],
+                            yerr=None if None in sd else sd,
                             marker="o", capsize=3, label=model)
                 if xkey == "train_seconds":
                     for r in mine:
@@ -427,6 +515,11 @@ def _plots(rows: list, out: Path) -> list:
                                     textcoords="offset points", xytext=(3, 3))
             if xkey == "train_seconds":
                 ax.set_xscale("log")
+                # ticks at 1, 2, 5 x 10^n labelled plainly; within one decade matplotlib
+                # labelled every minor tick, over one another
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel(xlabel)
             ax.set_ylabel(f"test {here[0]['metric']} (mean, sd over seeds)")
             ax.set_title(data)
@@ -441,7 +534,7 @@ def _trees(grid: Grid, out: Path) -> dict:
     from topiczoo.diagnostics import save_datatree
 
     (out / "trees").mkdir(exist_ok=True)
-    trees = {}
+    trees, written = {}, set()
     for data in grid.data:
         for model in grid.models:
             for k in grid.topics:
@@ -452,8 +545,12 @@ def _trees(grid: Grid, out: Path) -> dict:
                 loaded = [np.load(p) for p in parts]
                 tree = datatree(np.concatenate([z["log_likelihood"] for z in loaded]),
                                 np.concatenate([z["test_score_mean"] for z in loaded]))
-                save_datatree(tree, out / "trees" / f"{data}__{model}__K{k}.nc")
+                path = save_datatree(tree, out / "trees" / f"{data}__{model}__K{k}.nc")
+                written.add(path.name)
                 trees.setdefault(data, {})[f"{model} K={k}"] = tree
+    for stale in (out / "trees").glob("*__*__K*.nc"):  # of an earlier grid in this folder
+        if stale.name not in written:
+            stale.unlink()
     return trees
 
 
@@ -505,4 +602,6 @@ def write_outputs(grid: Grid, out) -> list:
     trees = _trees(grid, out)
     if trees:
         (out / "compare.md").write_text(_arviz_comparison(trees))
+    else:  # one of an earlier grid in this folder would describe other models
+        (out / "compare.md").unlink(missing_ok=True)
     return rows
