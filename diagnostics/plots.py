@@ -277,6 +277,13 @@ def _p_values_to_titles(fig):
 GRB_DEFAULT = ("eta_norm", "log_likelihood")
 
 
+def monitors_in_draws(tree: xr.DataTree) -> set:
+    """The names of the variables in the draws of the whole run (``warmup_posterior`` and
+    ``posterior``), what :func:`plot_gelman_rubin_brooks` can plot."""
+    return {v for g in ("warmup_posterior", "posterior") if g in tree.children
+            for v in tree[g].data_vars}
+
+
 def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=None, num_points: int = 20,
                              window: str = "half", threshold: float = 1.1) -> Figure:
     """Gelman-Rubin-Brooks plot: classic shrink factor against iteration over the whole run
@@ -289,8 +296,7 @@ def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=None, num_points: i
         ``eta_norm`` and ``log_likelihood`` that the tree has (an unsupervised model has no
         ``eta_norm``; none: :class:`DiagnosticUnavailable`, as with fewer than 2 chains).
     Returns the matplotlib ``Figure``."""
-    groups = [g for g in ("warmup_posterior", "posterior") if g in tree.children]
-    present = [v for g in groups for v in tree[g].data_vars]
+    present = monitors_in_draws(tree)
     if var_names is None:
         names = [v for v in GRB_DEFAULT if v in present]
         if not names:
@@ -300,7 +306,7 @@ def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=None, num_points: i
         names = [var_names] if isinstance(var_names, str) else list(var_names)
         missing = [v for v in names if v not in present]
         if missing:
-            raise KeyError(f"{missing} not in the tree's draws (has {sorted(set(present))})")
+            raise KeyError(f"{missing} not in the tree's draws (has {sorted(present)})")
     curves = [(name, *gelman_rubin_brooks(tree, name, num_points=num_points, window=window))
               for name in names]  # before the figure: nothing is left open if one fails
     fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 3.8), squeeze=False)

@@ -37,8 +37,9 @@ import numpy as np
 
 from topiczoo.diagnostics.arviz_io import load_datatree, topics_label
 from topiczoo.diagnostics.convergence import DiagnosticUnavailable, format_table, summary_table
-from topiczoo.diagnostics.plots import (plot_autocorr, plot_gelman_rubin_brooks, plot_rank,
-                                        plot_trace, save_figure)
+from topiczoo.diagnostics.plots import (monitors_in_draws, plot_autocorr,
+                                        plot_gelman_rubin_brooks, plot_rank, plot_trace,
+                                        save_figure)
 
 __all__ = ["Report", "diagnose", "write_report"]
 
@@ -102,11 +103,6 @@ def _accuracy_from_tree(tree) -> dict:
     y = tree["observed_data"]["y"].transpose("task", "document").values
     return {s: {"accuracy": float(np.mean((reduce_scores(scores, s) > 0) == (y > 0)))}
             for s in STRATEGIES}
-
-
-def _in_draws(tree, name) -> bool:
-    return any(name in tree[g].data_vars for g in ("warmup_posterior", "posterior")
-               if g in tree.children)
 
 
 def _settings_rows(tree, summary) -> list:
@@ -279,6 +275,8 @@ def write_report(run_dir) -> Report:
 
     # figures
     figures = {}
+    drawn = monitors_in_draws(tree)
+    grb_monitors = [v for v in GRB_MONITORS if v in drawn] or None
     makers = {
         "trace": ("Trace of the whole run (burn-in included, its end dotted)",
                   lambda: plot_trace(tree, include_warmup=True, kind=None)),
@@ -289,8 +287,8 @@ def write_report(run_dir) -> Report:
                  lambda: plot_rank(tree)),
         "gelman_rubin_brooks": ("Gelman-Rubin-Brooks plot: classic shrink factor on the "
                                 "second half of the draws up to each iteration",
-                                lambda: plot_gelman_rubin_brooks(tree, var_names=[
-                                    v for v in GRB_MONITORS if _in_draws(tree, v)] or None)),
+                                lambda: plot_gelman_rubin_brooks(tree,
+                                                                 var_names=grb_monitors)),
         "autocorr": ("Autocorrelation of each chain (posterior draws)",
                      lambda: plot_autocorr(tree)),
     }

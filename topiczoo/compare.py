@@ -114,25 +114,22 @@ class Grid:
                 raise ValueError(f"unknown model {name!r}; known: {', '.join(REGISTRY)}")
             if not REGISTRY[name].tasks:
                 raise ValueError(f"{name} is unsupervised: it has no test metric to compare")
-        for table, what in ((self.options, "a table of tables, [options.MODEL]"),
-                            (self.samplers, "a table of sampler names, [samplers]")):
-            if not isinstance(table, dict):
-                raise ValueError(f"the grid's {'options' if table is self.options else 'samplers'}"
-                                 f" must be {what}, got {table!r}")
+        for key, what in (("options", "a table of tables, [options.MODEL]"),
+                          ("samplers", "a table of sampler names, [samplers]")):
+            if not isinstance(getattr(self, key), dict):
+                raise ValueError(f"the grid's {key} must be {what}, got {getattr(self, key)!r}")
         for name, opts in self.options.items():
             if not isinstance(opts, dict):
                 raise ValueError(f"options for {name!r} must be a table of option = value "
                                  f"([options.{name}]), got {opts!r}")
-        for name, sampler in self.samplers.items():
-            if not isinstance(sampler, str):
-                raise ValueError(f"the sampler for {name!r} must be a name such as \"light\", "
-                                 f"got {sampler!r}")
-        for name, opts in self.options.items():
             if name not in self.models:
                 raise ValueError(f"options for {name!r}, which is not among the grid's models")
             for k in self.topics:
                 REGISTRY[name].build(k, **opts)  # unknown options, bad values
         for name, sampler in self.samplers.items():
+            if not isinstance(sampler, str):
+                raise ValueError(f"the sampler for {name!r} must be a name such as \"light\", "
+                                 f"got {sampler!r}")
             if name not in self.models:
                 raise ValueError(f"a sampler for {name!r}, which is not among the grid's models")
             REGISTRY[name].build(self.topics[0], **self.options.get(name, {})).sampler(
@@ -259,13 +256,13 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     if prediction is None or getattr(response, "name", None) not in PROBABILISTIC:
         return None
     S = np.asarray(prediction.scores, np.float64)  # [C, I, J, T, D]
-    y = np.asarray(prediction.task.to_tasks(test.labels), np.float64)  # [T, D]
     if response.name == "logistic" and prediction.task.kind == "multiclass":
         true = np.asarray(test.labels, np.int64)
         top = S.max(axis=3, keepdims=True)
         log_norm = top[:, :, :, 0] + np.log(np.exp(S - top).sum(axis=3))  # [C, I, J, D]
         ll = np.take_along_axis(S, true[None, None, None, None, :], axis=3)[:, :, :, 0] - log_norm
         return ll.reshape(ll.shape[0], -1, ll.shape[-1])
+    y = np.asarray(prediction.task.to_tasks(test.labels), np.float64)  # [T, D]
     if response.name == "logistic":
         ll = y * _log_sigmoid(S) + (1.0 - y) * _log_sigmoid(-S)
     else:
@@ -352,8 +349,8 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else (lambda _: 0)
     cells = grid.cells()
     # cells of older versions hold the metric of one strategy only: that of the folder's grid
-    previous = out / "grid.json"
-    previous = json.loads(previous.read_text()).get("average", "ma") if previous.exists() \
+    grid_file = out / "grid.json"
+    previous = json.loads(grid_file.read_text()).get("average", "ma") if grid_file.exists() \
         else "ma"
     todo, done = [], 0
     for data, model, topics, seed in cells:
@@ -386,7 +383,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
             if kind not in REGISTRY[m].tasks:
                 raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
                                  f"is {kind}")
-    _write_atomic(out / "grid.json", json.dumps(asdict(grid), indent=2) + "\n")
+    _write_atomic(grid_file, json.dumps(asdict(grid), indent=2) + "\n")
     tic = time.perf_counter()
     for n, (data, model, topics, seed) in enumerate(todo, 1):
         cell = _run_cell(grid, datasets[data], model, topics, seed, out)
