@@ -455,7 +455,7 @@ def test_save_figure_writes_and_closes(tmp_path, plot_tree, no_open_figures):
 # ------------------------------------------------------------------------------ report
 
 
-def _run_dir(tmp_path, plot_tree_result, *, summary=True):
+def _run_dir(tmp_path, plot_tree_result, *, summary=True, hyperparameters=None):
     """A run directory like the one ``topiczoo fit`` writes, from a fake fit."""
     import json
 
@@ -465,7 +465,8 @@ def _run_dir(tmp_path, plot_tree_result, *, summary=True):
     if summary:
         (tmp_path / "summary.json").write_text(json.dumps({
             "model": "medlda", "data": "toy", "topics": 3, "chains": 4, "iterations": 60,
-            "burnin": 30, "seed": 3, "hyperparameters": {"alpha": 1.0, "c": 2.0},
+            "burnin": 30, "seed": 3,
+            "hyperparameters": hyperparameters or {"alpha": 1.0, "c": 2.0},
             "test_accuracy": 0.75, "average": "ma",
             "test_metrics_by_strategy": {"sf": {"accuracy": 0.5}, "sa": {"accuracy": 0.625},
                                          "mf": {"accuracy": 0.6875}, "ma": {"accuracy": 0.75}},
@@ -510,6 +511,14 @@ def test_write_report_and_diagnose(tmp_path, report_fit):
     out = diagnose(tmp_path)
     assert out.startswith("test accuracy: sf 0.5000  sa 0.6250  mf 0.6875  ma 0.7500")
     assert table in out and str(tmp_path / "report.md") in out
+
+
+def test_write_report_names_the_response_once(tmp_path, report_fit):
+    # the CLI's summary lists the response among the hyperparameters; the report gives it a row
+    _run_dir(tmp_path, report_fit, hyperparameters={"alpha": 1.0, "response": "hinge", "c": 2.0})
+    text = write_report(tmp_path).path.read_text()
+    assert "| hyperparameters | alpha = 1, c = 2 |" in text
+    assert text.count("hinge") == 1 and "| response | hinge |" in text
 
 
 def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
