@@ -160,14 +160,43 @@ def test_log_predictive_density_and_arviz_compare_ranks():
     assert table.index("good") < table.index("bad")  # ranked by elpd
 
 
-def test_too_few_samples_for_loo_are_said_not_crashed():
-    rng = np.random.default_rng(0)
-    few = -rng.gamma(2.0, 0.1, size=(2, 12, 30))  # 24 samples, one short of PSIS-LOO's 25
-    trees = {"bbc": {m: compare_module.datatree(few, rng.normal(size=(2, 12)))
-                     for m in ("gslda K=5", "gslda K=10")}}
-    text = compare_module._arviz_comparison(trees)
-    assert "not compared: PSIS-LOO needs at least 25 posterior samples" in text
-    assert "these have 24" in text
+def test_held_out_elpd_is_the_direct_estimate_not_psis_loo():
+    """arviz.compare ranks by the held-out elpd_d = log mean_s p(y_d | s), paired over the
+    documents. PSIS-LOO on held-out points averages 1 / p instead (a harmonic mean), which
+    ranks these two models the other way round."""
+    import arviz_stats as azs
+
+    rng = np.random.default_rng(1)
+    num_docs = 50
+    # "steady": p(y_d | s) = 0.5 in every sample; "bold": 0.9 in 80% of the samples and
+    # 0.02 in the rest: mean 0.724 (better), harmonic mean 0.094 (worse)
+    steady = np.full((2, 25, num_docs), np.log(0.5))
+    bold = np.where(rng.random((2, 25, num_docs)) < 0.8, np.log(0.9), np.log(0.02))
+    harmonic = -np.log(np.exp(-bold).mean(axis=(0, 1)))
+    assert harmonic.sum() < num_docs * np.log(0.5)  # the data tell the two estimates apart
+    elpd = compare_module.held_out_elpd(bold)
+    direct = np.log(np.exp(bold).mean(axis=(0, 1)))
+    np.testing.assert_allclose(elpd.elpd_i.values, direct, rtol=1e-12)
+    assert elpd.elpd == pytest.approx(direct.sum(), rel=1e-12)
+    assert elpd.se == pytest.approx(np.sqrt(num_docs * direct.var()), rel=1e-12)
+    assert elpd.n_samples == 50 and elpd.n_data_points == num_docs
+    trees = {name: compare_module.datatree(ll, rng.normal(size=(2, 25)))
+             for name, ll in (("steady", steady), ("bold", bold))}
+    assert compare_module.held_out_elpd(trees["bold"]).elpd == pytest.approx(elpd.elpd)
+    table = azs.compare({name: compare_module.held_out_elpd(tree)
+                         for name, tree in trees.items()}, round_to="none")
+    assert list(table.index) == ["bold", "steady"]
+    diff = direct - np.log(0.5)
+    assert table.loc["steady", "elpd_diff"] == pytest.approx(-diff.sum(), rel=1e-9)
+    assert table.loc["steady", "dse"] == pytest.approx(np.sqrt(num_docs * diff.var()), rel=1e-9)
+    text = compare_module._arviz_comparison({"bbc": trees})
+    assert text.split("```text")[1].index("bold") < text.split("```text")[1].index("steady")
+    # with as few samples as PSIS-LOO refused (it needs 25), the direct estimate still compares
+    few = {name: compare_module.datatree(ll[:1, :12], rng.normal(size=(1, 12)))
+           for name, ll in (("steady", steady), ("bold", bold))}
+    assert "```text" in compare_module._arviz_comparison({"bbc": few})
+    with pytest.raises(ValueError, match=r"\[chain, draw, document\]"):
+        compare_module.held_out_elpd(bold[0])
 
 
 def test_a_model_of_the_grid_runs_with_its_sampler(tmp_path, synthetic, monkeypatch):

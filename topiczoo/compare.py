@@ -21,13 +21,14 @@ test document d gets log p(y_d | sample s) for each sample s = (chain, snapshot,
 ``OUT/trees/DATA__MODEL__K<K>.nc`` stores them as the ``log_likelihood`` group (variable
 ``y``, dims chain x draw x document; the seeds' chains one after the other, draw = snapshot x
 test draw) of an ArviZ DataTree, beside a ``posterior`` group with the per-sample mean test
-score, so ``arviz.loo`` and ``arviz.compare`` take the trees as they are (``compare.md`` has
-``arviz.compare`` per data set over every model and K with a log-likelihood, when there are
-two or more). The table's
-``test_lpd`` is the direct held-out estimate, mean over documents of log mean_s p(y_d | s);
-``arviz.loo`` on held-out points is an importance-sampling estimate of another quantity
-(leave-one-out on the training posterior), a conservative one (it averages 1/p), so use it to
-rank, not as the held-out density. With c != 1 the logistic model is trained on a
+score. The table's ``test_lpd`` is the held-out log predictive density, the mean over test
+documents of elpd_d = log mean_s p(y_d | s). ``compare.md`` ranks the models of each data set
+with ``arviz.compare`` (paired differences, their standard errors, stacking weights) over these
+held-out elpd_d (:func:`held_out_elpd`), when two or more have a log-likelihood. Do not run
+``arviz.loo`` on the trees: PSIS-LOO estimates leave-one-out density from a posterior that
+contained each point by reweighting its draws by 1 / p(y_d | s); for documents that were never
+in the training posterior that gives the harmonic mean of p(y_d | s), which is biased low and
+does not rank models by their held-out density. With c != 1 the logistic model is trained on a
 pseudo-likelihood, logistic^c; its held-out density is still that of sigmoid(omega).
 
 **Hinge and epsilon-insensitive losses** (Gibbs MedLDA, its regression, the sHDP hinge) and the
@@ -289,8 +290,8 @@ def log_predictive_density(ll: np.ndarray) -> np.ndarray:
 
 
 def datatree(log_likelihood: np.ndarray, score_mean: np.ndarray):
-    """ArviZ DataTree with ``log_likelihood`` (``y`` [chain, draw, document]) and a
-    ``posterior`` group (``test_score_mean`` [chain, draw]) for ``arviz.loo``."""
+    """ArviZ DataTree with ``log_likelihood`` (``y`` [chain, draw, document], held-out: see
+    :func:`held_out_elpd`) and a ``posterior`` group (``test_score_mean`` [chain, draw])."""
     import arviz as az
 
     return az.from_dict({"posterior": {"test_score_mean": score_mean},
@@ -551,35 +552,45 @@ def _trees(grid: Grid, out: Path) -> dict:
     return trees
 
 
-#: PSIS-LOO fits a Pareto tail to the largest 20% of the importance weights and needs at least
-#: 5 of them: arviz.compare fails below 25 posterior samples (chains x snapshots x test draws).
-MIN_LOO_SAMPLES = 25
+def held_out_elpd(log_likelihood):
+    """The held-out expected log pointwise predictive density of a test set, as an
+    ``arviz_stats.ELPDData`` that ``arviz.compare`` takes.
+
+    log_likelihood: float [chain, draw, document], log p(y_d | sample) in nats (or a tree of
+    :func:`datatree`). Per document elpd_d = log mean_s p(y_d | s) over every sample (the
+    direct estimate: the documents were not in the training posterior, so nothing is
+    reweighted); elpd = sum_d elpd_d, se = sqrt(D var_d(elpd_d)). ``p`` (the effective number
+    of parameters of an in-sample estimate) is NaN: a held-out estimate has none."""
+    import xarray as xr
+    from arviz_stats import ELPDData
+
+    if not isinstance(log_likelihood, np.ndarray):
+        log_likelihood = np.asarray(log_likelihood["log_likelihood"]["y"].values)
+    ll = np.asarray(log_likelihood, np.float64)
+    if ll.ndim != 3:
+        raise ValueError(f"log_likelihood must be [chain, draw, document], got shape {ll.shape}")
+    elpd_i = log_predictive_density(ll)
+    num_docs = elpd_i.shape[0]
+    return ELPDData(elpd=float(elpd_i.sum()), se=float(math.sqrt(num_docs * elpd_i.var())),
+                    p=float("nan"), n_samples=ll.shape[0] * ll.shape[1],
+                    n_data_points=num_docs, scale="log", warning=False, good_k=float("nan"),
+                    elpd_i=xr.DataArray(elpd_i, dims=["document"]))
 
 
 def _arviz_comparison(trees: dict) -> str:
-    import warnings
-
     import arviz as az
 
-    lines = ["# arviz.compare of the probabilistic models (held-out log-likelihoods)", "",
-             "PSIS-LOO on the test documents' pointwise log-likelihoods; rank by it, read the "
-             "held-out density itself in table.md (test_lpd).", ""]
+    lines = ["# arviz.compare of the probabilistic models (held-out log predictive density)", "",
+             "Over the test documents' held-out elpd_d = log mean_s p(y_d | s) "
+             "(topiczoo.compare.held_out_elpd; elpd is their sum over the test documents, "
+             "table.md's test_lpd their mean); elpd_diff and dse are paired over the same "
+             "documents.", ""]
     for data, models in sorted(trees.items()):
         if len(models) < 2:
             lines.append(f"{data}: only {', '.join(models)} has a log-likelihood; nothing to "
                          "compare.\n")
             continue
-        samples = {name: tree["log_likelihood"]["y"].sizes["chain"]
-                   * tree["log_likelihood"]["y"].sizes["draw"] for name, tree in models.items()}
-        if min(samples.values()) < MIN_LOO_SAMPLES:
-            lines.append(f"{data}: not compared: PSIS-LOO needs at least {MIN_LOO_SAMPLES} "
-                         f"posterior samples per model (chains x snapshots x test draws); "
-                         f"these have {min(samples.values())}. Use more chains, snapshots or "
-                         "test draws; table.md's test_lpd compares them meanwhile.\n")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # Pareto-k warnings: in the table's columns
-            table = az.compare(models)
+        table = az.compare({name: held_out_elpd(tree) for name, tree in models.items()})
         lines += [f"## {data}", "", "```text", table.to_string(), "```", ""]
     return "\n".join(lines) + "\n"
 
