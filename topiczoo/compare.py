@@ -460,7 +460,8 @@ def _sd(value) -> str:
 
 def markdown_table(rows: list, grid: Grid) -> str:
     """The table as markdown, with a note on the responses without a density."""
-    lines = [f"{grid.chains} chains x {grid.iterations} iterations per cell, test chains "
+    chains = f"{grid.chains} chain{'s' if grid.chains != 1 else ''}"
+    lines = [f"{chains} x {grid.iterations} iterations per cell, test chains "
              f"{grid.test_burnin} + {grid.test_draws} sweeps, strategy {grid.average}; "
              f"metric and held-out log predictive density per test document (lpd): mean (sd) "
              f"over seeds {grid.seeds}; training seconds and throughput: median over the seeds "
