@@ -94,6 +94,33 @@ def test_regressors_and_texts_with_unknown_words():
         GSLDAClassifier(2, **FAST).fit(texts, ["a"] + labels[1:])
 
 
+def test_refit_empty_input_feature_names_and_one_sample():
+    """A user's review: a refit on texts after a fit on a matrix could not predict; predict
+    of no texts crashed; set_output(transform="pandas") had no column names; one sample gave
+    a message scikit-learn's check_fit2d_1sample does not accept."""
+    import pandas as pd
+
+    X, y = _counts()
+    texts = ["goal team match", "chip code data"] * 6
+    labels = [0, 1] * 6
+    est = GSLDAClassifier(2, **FAST).fit(X, y)
+    assert est.n_features_in_ == 8
+    est.fit(texts, labels)
+    assert not hasattr(est, "n_features_in_")
+    assert list(est.predict(texts[:2])) == [0, 1]
+    assert est.predict([]).shape == (0,) and est.predict_proba([]).shape == (0, 2)
+    assert est.decision_function([]).shape == (0,)
+    assert est.decision_function(texts[:2]).dtype == np.float64
+    assert list(est.get_feature_names_out()) == ["topic0", "topic1"]
+    frame = clone(est).set_output(transform="pandas").fit(texts, labels).transform(texts[:3])
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["topic0", "topic1"]
+    multi = MedLDAClassifier(2, **FAST).fit(texts + ["paint brush canvas"] * 6, labels + [2] * 6)
+    assert multi.decision_function([]).shape == (0, 3) and multi.predict([]).shape == (0,)
+    for cls in (SLDARegressor, SHDPRegressor, MedLDARegressor):
+        with pytest.raises(ValueError, match="needs at least 2 samples to fit, got 1 sample"):
+            cls(2, **FAST).fit(X[:1], [1.0])
+
+
 @pytest.mark.parametrize("X, y, error, message", [
     (np.array([[1, 2], [3, np.nan]]), [0, 1], ValueError, "NaN"),
     (np.array([[1, 2], [3, -1]]), [0, 1], ValueError, "Negative values"),

@@ -361,6 +361,10 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         from topiczoo.fit import fit
 
         self._check_settings()
+        # a refit starts afresh: what a fit on a matrix sets must not outlive a fit on texts
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self, name):
+                delattr(self, name)
         corpus, _ = self._corpus(X, y, fitting=True)
         corpus = self._drop_empty(corpus)
         entry = self._entry(corpus)
@@ -385,6 +389,8 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         self.c_ = options.get("c", getattr(model.response, "c", None))
         self.result_ = fit(model, corpus, progress=self.verbose, **self._fit_kwargs(seed))
         self.seed_ = seed
+        # the width of transform's output: K, or the sHDP's topic capacity
+        self._n_features_out = int(self.result_.snapshots[-1].arrays["eta"].shape[-1])
         return self
 
     def _prediction(self, X, keep_zbar: bool = False):
@@ -407,6 +413,12 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
             snapshot, corpus, num_burnin=self.test_burnin, num_draws=self.test_draws, lag=1,
             seed=self.seed_)
         return np.asarray(zbar, np.float64).mean(0)
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of :meth:`transform`'s columns, ``topic0`` ... (object [K]): lets
+        ``set_output(transform="pandas")`` and pipelines name the topic proportions."""
+        check_is_fitted(self)
+        return np.asarray([f"topic{k}" for k in range(self._n_features_out)], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -453,7 +465,7 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Averaged scores eta . zbar: [D] for two classes (> 0: ``classes_[1]``), [D, L]
         for more (one per class; the prediction is their argmax)."""
-        scores = self._prediction(X).decision_scores(self.strategy)
+        scores = np.asarray(self._prediction(X).decision_scores(self.strategy), np.float64)
         return scores[0] if scores.shape[0] == 1 else scores.T
 
     def predict(self, X) -> np.ndarray:
@@ -467,6 +479,9 @@ class _Regressor(RegressorMixin, _TopicModelEstimator):
 
     def _encode_y(self, y):
         y = np.asarray(y, np.float64)
+        if y.shape[0] < 2:  # scikit-learn's wording
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples to fit, got "
+                             f"{y.shape[0]} sample")
         if not np.all(np.isfinite(y)):
             raise ValueError("y must be finite real responses")
         return y

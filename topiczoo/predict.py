@@ -24,6 +24,8 @@ probabilities sigmoid(S) (the Monte Carlo estimate of the posterior predictive p
 
 from __future__ import annotations
 
+import math
+
 import warnings
 from dataclasses import dataclass
 
@@ -58,9 +60,10 @@ def _select(values: np.ndarray, strategy: str) -> np.ndarray:
         return values[0, -1, -1][None]
     if strategy == "sa":
         return values[0, -1]
+    # the number of samples spelt out: with no documents, -1 would be ambiguous
     if strategy == "mf":
-        return values[:, :, -1].reshape((-1,) + values.shape[3:])
-    return values.reshape((-1,) + values.shape[3:])
+        return values[:, :, -1].reshape((values.shape[0] * values.shape[1],) + values.shape[3:])
+    return values.reshape((math.prod(values.shape[:3]),) + values.shape[3:])
 
 
 def reduce_scores(scores: np.ndarray, strategy: str) -> np.ndarray:
