@@ -76,6 +76,53 @@ def test_a_new_run_clears_the_previous_runs_outputs(tmp_path):
     assert (out / "notes.txt").exists() and (out / "summary.json").exists()
 
 
+def test_checkpoint_keeps_only_what_it_resumes(tmp_path):
+    """--checkpoint used to keep every earlier output, so a new run's checkpoint sat beside
+    another run's summary and report; now they go unless there is work to resume."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "report.md").write_text("another run's report")
+    argv = ["fit", "--out", str(out), "--checkpoint", *FAST]
+    assert main(argv) == 0
+    assert not (out / "report.md").exists() and (out / "checkpoint.npz").exists()
+    (out / "report.md").write_text("this run's report")
+    assert main(argv) == 0  # a resume (of a finished run) keeps the folder
+    assert (out / "report.md").read_text() == "this run's report"
+    (out / "checkpoint.class3.npz").write_bytes(b"a one-vs-all run's class checkpoint")
+    assert main(["fit", "--out", str(out), *FAST]) == 0  # without --checkpoint: a new run
+    assert not [p.name for p in out.glob("checkpoint*")] and not (out / "report.md").exists()
+
+
+def test_one_vs_all_resumes_from_its_class_checkpoints(tmp_path, monkeypatch, capsys):
+    """One-vs-all fits ignored --checkpoint: Ctrl-C lost every finished class."""
+    import topiczoo.ova
+
+    argv = ["fit", "--model", "medlda-ova", "--data", "bbc-5", "--topics", "2", "--chains", "1",
+            "--iterations", "4", "--snapshots", "1", "--test-burnin", "1", "--test-draws", "1",
+            "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
+    out = tmp_path / "run"
+    real_fit, fits = topiczoo.ova.fit, []
+
+    def interrupted(*args, **kwargs):  # Ctrl-C during the third class's fit
+        fits.append(kwargs["checkpoint"])
+        if len(fits) == 3:
+            raise KeyboardInterrupt
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(topiczoo.ova, "fit", interrupted)
+    assert main(argv + ["--out", str(out), "--checkpoint"]) == 130
+    assert "resume with the same command" in capsys.readouterr().err
+    assert sorted(p.name for p in out.glob("checkpoint*")) == [
+        "checkpoint.class0.npz", "checkpoint.class1.npz"]
+    monkeypatch.setattr(topiczoo.ova, "fit", real_fit)
+    assert main(argv + ["--out", str(out), "--checkpoint"]) == 0
+    resumed = json.loads((out / "summary.json").read_text())
+    assert resumed["test_metrics_by_strategy"] == whole["test_metrics_by_strategy"]
+    assert len(list(out.glob("checkpoint.class*.npz"))) == 5
+
+
 @pytest.mark.parametrize("content", [b"", b"not netcdf at all", None])
 def test_diagnose_on_a_broken_tree_is_a_clear_error(tmp_path, capsys, content):
     out = tmp_path / "run"

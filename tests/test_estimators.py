@@ -319,3 +319,50 @@ def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
         assert message in capsys.readouterr().err
     assert main(["fit", "--model", "slda-gaussian", "--c", "cv", "--check"]) == 2
     assert "has no option --c" in capsys.readouterr().err
+
+
+def test_c_cv_search_resumes_from_its_record(tmp_path, monkeypatch, capsys):
+    """--c cv --checkpoint: each finished (c, fold) is kept in OUT/choose_c.json; an
+    interrupted search (or an interrupted final fit) used to rerun the whole search."""
+    import json
+
+    import topiczoo.datasets
+    import topiczoo.run
+    from topiczoo.cli import main
+    from topiczoo.corpus import Corpus
+    from topiczoo.datasets import DataSet
+
+    X, y = _counts(num_docs=32)
+    corpus = Corpus.from_document_term(X, [f"w{i}" for i in range(8)], y + 0.5)
+    data = DataSet("movie-scale", corpus.subset(np.arange(24)), corpus.subset(np.arange(24, 32)),
+                   "regression", ("rating",), 0, "synthetic")
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+    argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
+            "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
+            "--test-draws", "2", "--quiet", "--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]
+    assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())["c_cross_validation"]
+    real, calls = topiczoo.run.fit_and_predict, []
+
+    def counted(*args, **kwargs):  # Ctrl-C in the third of the four (c, fold) fits
+        calls.append(kwargs.get("options", {}).get("c"))
+        if len(calls) == 3 and stop:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(topiczoo.run, "fit_and_predict", counted)
+    out = tmp_path / "run"
+    stop = True
+    assert main(argv + ["--out", str(out), "--checkpoint"]) == 130
+    record = json.loads((out / "choose_c.json").read_text())
+    assert sorted(record["scores"]) == ["1.0/0", "1.0/1"]
+    calls.clear()
+    stop = False
+    assert main(argv + ["--out", str(out), "--checkpoint"]) == 0
+    assert calls == [64.0, 64.0, whole["best_c"]]  # the two missing folds, then the final fit
+    resumed = json.loads((out / "summary.json").read_text())["c_cross_validation"]
+    assert resumed["scores"] == whole["scores"] and resumed["best_c"] == whole["best_c"]
+    capsys.readouterr()
+    assert main(argv + ["--out", str(out), "--checkpoint", "--cv-iterations", "3"]) == 2
+    assert "choose_c.json records a c search with other settings (fit_kwargs)" in \
+        capsys.readouterr().err

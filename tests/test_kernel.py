@@ -263,6 +263,19 @@ def test_unreadable_checkpoint_is_a_clear_error(tmp_path, content):
     assert "allow_pickle" not in str(err.value)  # numpy's advice for a file that is no archive
 
 
+def test_checkpoint_path_is_checked_before_sampling(tmp_path):
+    """A missing folder used to fail after the first chunk, naming the temporary file."""
+    corpus = small_corpus()
+    chunks = []
+    kw = dict(num_chains=1, num_iterations=4, num_snapshots=1, progress=False,
+              callback=chunks.append)
+    with pytest.raises(FileNotFoundError, match=r"checkpoint's folder .*nodir.* does not exist"):
+        fit(gslda(2), corpus, checkpoint=tmp_path / "nodir" / "ckpt.npz", **kw)
+    with pytest.raises(IsADirectoryError, match="is a folder; give a file path"):
+        fit(gslda(2), corpus, checkpoint=tmp_path, **kw)
+    assert chunks == [] and list(tmp_path.iterdir()) == []
+
+
 def test_eta_draw_matches_exact_gaussian():
     rng = np.random.default_rng(0)
     zbar = rng.dirichlet(np.ones(3), size=40).astype(np.float32)

@@ -54,7 +54,10 @@ _OPTION_HELP = {
     "center": (None, "fit y - mean(y_train), add the mean back to predictions"),
 }
 #: the files a run writes into --out; a new (not resumed) run removes the previous ones
-OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures", "checkpoint.npz")
+OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures")
+# what --checkpoint resumes from: the fit's checkpoint (one-vs-all: one per class) and the
+# finished cells of a --c cv search
+RESUMABLE = ("checkpoint.npz", "checkpoint.class*.npz", "choose_c.json")
 
 
 def _defaults_by_model(option: str) -> str:
@@ -132,7 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--average", choices=("sf", "sa", "mf", "ma"), default="ma",
                    help="averaging strategy of the reported test metrics (default ma)")
     f.add_argument("--checkpoint", action="store_true",
-                   help="write OUT/checkpoint.npz after every chunk and resume from it")
+                   help="write OUT/checkpoint.npz after every chunk (one-vs-all models: one "
+                        "file per class) and each finished --c cv fold to OUT/choose_c.json; "
+                        "the same command resumes from them")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
     f.add_argument("--check", action="store_true",
                    help="check the options and the data, say what would run, and stop")
@@ -290,11 +295,14 @@ def _check_out(out: Path) -> None:
 
 
 def _prepare_out(out: Path, resume: bool) -> None:
+    """Make ``out`` and remove an earlier run's outputs, unless ``resume`` (``--checkpoint``)
+    finds work to resume there: then everything stays (a checkpoint or c search of other
+    settings is refused before anything is written)."""
     out.mkdir(parents=True, exist_ok=True)
-    if resume:
+    resumable = [path for pattern in RESUMABLE for path in out.glob(pattern)]
+    if resume and resumable:
         return
-    for name in OUTPUTS:
-        path = out / name
+    for path in [out / name for name in OUTPUTS] + resumable:
         if path.is_dir():
             import shutil
 
@@ -367,7 +375,8 @@ def run_fit(args) -> dict:
                             num_snapshots=args.snapshots, seed=args.seed,
                             chain_method=args.chain_method, sampler=args.sampler),
             predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
-                                seed=args.seed))
+                                seed=args.seed),
+            record=out / "choose_c.json" if args.checkpoint else None)
         options["c"] = tuning.best_c
         print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
               f"({args.cv_chains or args.chains} chains x {iterations} iterations per fit, "

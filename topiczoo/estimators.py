@@ -53,7 +53,9 @@ the reason; they run as expected failures, so a change in them is noticed.
 
 from __future__ import annotations
 
+import json
 import numbers
+import os
 import sys
 import time
 import warnings
@@ -145,7 +147,7 @@ def default_c_grid(kind: str) -> tuple:
 
 def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: int = 3,
              options=None, fit_kwargs=None, predict_kwargs=None, strategy: str = "ma",
-             seed: int = 0, progress: bool = False) -> CTuning:
+             seed: int = 0, progress: bool = False, record=None) -> CTuning:
     """Choose a model's c by ``num_folds``-fold cross-validation on ``corpus`` (training data).
 
     Args:
@@ -159,6 +161,10 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
         :func:`topiczoo.run.fit_and_predict` (chains, iterations, seed, ... of every CV fit).
       strategy: averaging strategy of the validation metric.
       progress: a line per (c, fold) on stderr.
+      record: a JSON file (``topiczoo fit --c cv --checkpoint`` uses ``OUT/choose_c.json``)
+        to which each (c, fold)'s validation metric is written as soon as it is known. A call
+        with the same settings reads the finished ones back and fits only the others, so an
+        interrupted search resumes; a record of other settings is refused with what differs.
     Returns a :class:`CTuning`: the c with the best mean validation metric (accuracy for
     classes, predictive R^2 for ratings, micro F1 for multi-label), every fold's value.
     """
@@ -179,22 +185,73 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
     for c in grid:  # bad c (e.g. a fractional c of the logistic) before any sampling
         entry.build(num_topics, corpus=corpus, **options, c=c)
     folds = corpus.kfold_splits(num_folds, seed=seed)
+    settings = _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options,
+                            fit_kwargs, predict_kwargs)
+    done, metric = _read_cv_record(record, settings)
     scores = np.zeros((len(grid), num_folds))
-    metric = None
     tic = time.perf_counter()
     for i, c in enumerate(grid):
         for k, (train, valid, _) in enumerate(folds):
-            run = fit_and_predict(entry, num_topics, train, valid, options={**options, "c": c},
-                                  fit_kwargs=fit_kwargs, predict_kwargs=predict_kwargs,
-                                  progress=False)
-            values = run.prediction.metrics(valid.labels, strategy)
-            metric = CV_METRIC[run.prediction.task.kind]
-            scores[i, k] = values[metric]
+            cell = f"{c!r}/{k}"
+            if cell in done:
+                scores[i, k] = done[cell]
+                source = f"read from {record}"
+            else:
+                run = fit_and_predict(entry, num_topics, train, valid,
+                                      options={**options, "c": c}, fit_kwargs=fit_kwargs,
+                                      predict_kwargs=predict_kwargs, progress=False)
+                metric = CV_METRIC[run.prediction.task.kind]
+                done[cell] = float(run.prediction.metrics(valid.labels, strategy)[metric])
+                scores[i, k] = done[cell]
+                if record is not None:
+                    _write_json(record, {"settings": settings, "metric": metric, "scores": done})
+                source = f"{time.perf_counter() - tic:.0f} s so far"
             if progress:
                 print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} {scores[i, k]:.4f}"
-                      f" ({time.perf_counter() - tic:.0f} s so far)", file=sys.stderr, flush=True)
+                      f" ({source})", file=sys.stderr, flush=True)
     best = grid[int(np.argmax(scores.mean(1)))]  # ties: the first in grid order
     return CTuning(best, metric, grid, scores, time.perf_counter() - tic)
+
+
+def _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options, fit_kwargs,
+                 predict_kwargs) -> dict:
+    """What a (c, fold) metric depends on besides c and the fold, as plain JSON values."""
+    from topiczoo.fit import corpus_fingerprint
+
+    arrays = (corpus.words, corpus.doc_offsets, np.asarray(corpus.labels))
+    settings = {"model": entry.name, "num_topics": num_topics, "num_folds": num_folds,
+                "seed": seed, "strategy": strategy, "options": options,
+                "fit_kwargs": fit_kwargs or {}, "predict_kwargs": predict_kwargs or {},
+                "corpus": corpus_fingerprint(arrays)}
+    return json.loads(json.dumps(settings, default=str))
+
+
+def _read_cv_record(record, settings: dict) -> tuple[dict, str | None]:
+    """The finished {"c/fold": metric} of ``record`` (none if it does not exist) and their
+    metric's name; a ValueError if it holds another search."""
+    if record is None or not os.path.exists(record):
+        return {}, None
+    try:
+        with open(record) as f:
+            saved = json.load(f)
+        saved_settings, metric, done = saved["settings"], saved["metric"], saved["scores"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{record} is not a readable record of a c search ({err}); remove "
+                         "it to start the search afresh") from None
+    differ = sorted(k for k in settings.keys() | saved_settings.keys()
+                    if settings.get(k) != saved_settings.get(k))
+    if differ:
+        raise ValueError(f"{record} records a c search with other settings ({', '.join(differ)}"
+                         "); remove it, or use another output folder")
+    return {k: float(v) for k, v in done.items()}, metric
+
+
+def _write_json(path, value) -> None:
+    """Write ``value`` to ``path`` atomically (a temporary file, then a rename)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------

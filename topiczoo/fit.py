@@ -328,6 +328,14 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         _check_settings(max_iterations=(max_iterations, num_iterations))
     elif max_iterations is not None:
         raise ValueError("max_iterations is the budget of until_rhat; give until_rhat too")
+    if checkpoint is not None:  # before any sampling, not after the first chunk
+        folder = os.path.dirname(os.path.abspath(checkpoint))
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f"the checkpoint's folder {folder} does not exist; create "
+                                    f"it or give another checkpoint path")
+        if os.path.isdir(checkpoint):
+            raise IsADirectoryError(f"checkpoint {checkpoint} is a folder; give a file path "
+                                    f"such as {os.path.join(checkpoint, 'checkpoint.npz')}")
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task)

@@ -31,7 +31,8 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
                     predict_kwargs=None, progress: bool = True, checkpoint=None) -> Run:
     """Build ``entry``'s model (``options`` as its keyword options), fit it on ``train`` and
     score ``test`` by the entry's driver. ``fit_kwargs`` go to :func:`topiczoo.fit.fit`,
-    ``predict_kwargs`` to :func:`topiczoo.predict.predict`."""
+    ``predict_kwargs`` to :func:`topiczoo.predict.predict`; ``checkpoint``: the fit's
+    checkpoint file (one-vs-all: one per class beside it, :func:`topiczoo.ova.one_vs_all`)."""
     options, fit_kwargs, predict_kwargs = options or {}, fit_kwargs or {}, predict_kwargs or {}
     model = entry.build(num_topics, corpus=train, **options)
     if entry.driver == "one-vs-all":
@@ -40,7 +41,7 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
         tic = time.perf_counter()
         prediction, timing = one_vs_all(lambda: entry.build(num_topics, **options), train, test,
                                         predict_kwargs=predict_kwargs, progress=progress,
-                                        **fit_kwargs)
+                                        checkpoint=checkpoint, **fit_kwargs)
         total = time.perf_counter() - tic
         return Run(None, prediction, timing["train_seconds"], total - timing["train_seconds"],
                    timing["token_iterations_per_second"])
