@@ -117,9 +117,10 @@ def near_misses(problem: Problem) -> dict:
     if problem.response in ("logistic", "hinge", "eps") and problem.c != 1:
         out["c = 1"] = problem.with_(c=1.0)
     if problem.response in ("logistic", "hinge") and problem.c != 1:
-        # psi's label term written without its factor c (LogisticWithoutC, HingeWithoutC: the
-        # JMLR paper's eq. 13 as printed): the augmentation's conditional is unchanged, so such
-        # a kernel samples exactly the right model times exp((1 - c) y omega)
+        # psi's label term written without its factor c (LogisticWithoutC, HingeWithoutC; the
+        # JMLR paper's printed eq. 13 lacks c on the whole linear term, another typo): the
+        # augmentation's conditional is unchanged, so such a kernel samples exactly the right
+        # model times exp((1 - c) y omega)
         out["psi's label term without c"] = problem.with_(tilt=1.0 - problem.c)
     if problem.multiclass:  # one-vs-all: the first class's task alone
         first = tuple(int(label == 0) for label in problem.labels)

@@ -1,11 +1,14 @@
 """The tutorial notebooks (``tutorials/NN_*.py`` + ``.ipynb``, see ``tutorials/notebooks.py``).
 
 Fast: every committed ``.ipynb`` has exactly the cells (code and prose) of its jupytext ``.py``
-and holds the outputs of one full-size execution of them, top to bottom, with no error and no
-absolute path of the machine that rendered it. Slow: every notebook runs without error at
-``TOPICZOO_TUTORIAL_SIZE=small`` (the ``python3`` kernel of this environment's ipykernel) in
-under two minutes of the kernel's CPU time: its wall time on an idle machine (on a shared
-one the wall time grows with the load and says nothing about the notebook).
+and holds the outputs of one full-size execution of them, top to bottom, with no error, no
+stderr output but topiczoo's expected progress lines (``notebooks.EXPECTED_STDERR``: no
+warning) and no absolute path of the machine that rendered it. Slow: every notebook runs
+without error and without printing to stderr (``notebooks.execute`` raises
+``UnexpectedStderr``, listing what was printed) at ``TOPICZOO_TUTORIAL_SIZE=small`` (the
+``python3`` kernel of this environment's ipykernel) in under two minutes of the kernel's CPU
+time: its wall time on an idle machine (on a shared one the wall time grows with the load and
+says nothing about the notebook).
 """
 
 from __future__ import annotations
@@ -37,6 +40,25 @@ def test_the_learning_path_has_notebooks():
     assert len(SOURCES) >= 4, [s.name for s in SOURCES]
 
 
+def test_a_warning_on_stderr_is_reported_and_progress_lines_are_not():
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("...")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr",
+                               text="[compare] cell 1/12 gslda K=5 seed 0 on bbc: accuracy 0.9784, "
+                                    "3 s | about 44 s left\n"),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text="[compare] skipped 12 finished cells of 12 (found in grid)\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="a result\n"),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text="fit.py:1: UserWarning: every training label is 0\n"
+                                    "  warnings.warn(\n")]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x"), cell])
+    assert notebooks.unexpected_stderr(notebook) == [
+        "cell 1: fit.py:1: UserWarning: every training label is 0", "cell 1:   warnings.warn("]
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_rendered_notebook_has_the_cells_of_its_source(source):
     committed = notebooks.cell_sources(_rendered(source))
@@ -54,12 +76,14 @@ def test_rendered_outputs_are_one_full_size_run(source):
     assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
     errors = [out for cell in code for out in cell.outputs if out.output_type == "error"]
     assert not errors, errors
+    assert not notebooks.unexpected_stderr(notebook), notebooks.unexpected_stderr(notebook)
     assert not notebooks.absolute_paths(notebook)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_notebook_runs_at_small_size(source):
+    # raises UnexpectedStderr, listing the lines, if a cell printed a warning (or else) to stderr
     _, wall, cpu = notebooks.execute(source, "small", cell_timeout=4 * SMALL_SECONDS)
     print(f"{source.stem} at small size: {wall:.0f} s wall, {cpu:.0f} s kernel CPU")
     assert cpu < SMALL_SECONDS, (f"{source.stem} took {cpu:.0f} s of kernel CPU time "

@@ -23,10 +23,13 @@
 # **pseudo-likelihood** of the label, with its regularisation constant $c$ and, for Gibbs
 # MedLDA, its margin $\ell$.
 #
-# Papers (in `../shared/papers/`): Zhu, Zheng, Zhang, Chen & Hu, *Generalized relational
-# topic models / gSLDA with Polya-Gamma augmentation* (`gslda_logistic_polya_gamma.txt`,
-# eqs. 1-5) and Zhu, Chen, Perkins & Zhang, *Gibbs max-margin topic models* (JMLR,
-# `gibbs_medlda_jmlr.txt`, eqs. 3-6).
+# Papers (in `../shared/papers/`): Zhu, Zheng & Zhang, *Improved Bayesian logistic
+# supervised topic models with data augmentation* (ACL 2013; gSLDA,
+# `gslda_logistic_polya_gamma.txt`: the logistic model, eqs. 1-5, and its pseudo-likelihood
+# and posterior, eqs. 6-7 and the display after them) and Zhu, Chen, Perkins & Zhang,
+# *Gibbs max-margin topic models with data augmentation* (JMLR 2014, `gibbs_medlda_jmlr.txt`:
+# the unnormalised likelihood $\phi(y_d \mid z_d, \eta)$ of section 4.2, problem (10) and the
+# normalised posterior displayed after it).
 #
 # Everything below runs in a few seconds; `TOPICZOO_TUTORIAL_SIZE=small` only draws fewer
 # prior samples and uses coarser grids.
@@ -163,7 +166,9 @@ print({name: value.shape for name, value in draws.items()})
 # its main topic ($\max_k \theta_{dk}$) for three totals $\alpha$; the right panel how many
 # words carry 90 % of a topic's mass, for three $\beta$. With the papers' $\alpha = 1$
 # ($0.2$ per topic at $K = 5$) most documents are dominated by one or two topics; with
-# $\beta = 0.01$ a topic puts nearly all its mass on a handful of words.
+# $\beta = 0.01$ a topic puts nearly all its mass on a handful of words. What to look at:
+# on the left, where each curve's mass sits (near 1: one topic per document); on the right,
+# how far left each $\beta$'s curve sits (few words per topic).
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
@@ -181,6 +186,7 @@ for beta in (0.01, 0.1, 1.0):
     axes[1].hist(words_90.ravel(), bins=np.arange(0, V + 2, 4), density=True,
                  histtype="step", linewidth=1.6, label=f"beta = {beta:g}")
 axes[1].set_xlabel(f"words holding 90 % of a topic's mass (V = {V})")
+axes[1].set_ylabel("density")
 axes[1].legend(fontsize="small")
 fig.suptitle("LDA prior: documents (theta) and topics (phi)")
 fig.tight_layout()
@@ -225,7 +231,8 @@ fig.tight_layout()
 # gSLDA with $c \neq 1$ and Gibbs MedLDA replace the label's likelihood by a
 # *pseudo-likelihood* $\psi(y_d \mid \omega_d)$: a non-negative function of the label and
 # the score that is **not** a distribution over $y$. The posterior of *regularised Bayesian
-# inference* (gSLDA eq. 5, JMLR eq. 6) is
+# inference* (gSLDA: the solution of problem (7), displayed after it; JMLR: the solution of
+# problem (10), displayed after it, with the hinge's $\phi$ defined just before) is
 #
 # $$
 # q(\eta, Z) \;\propto\; p_0(\eta)\, p(W, Z \mid \alpha, \beta)\,

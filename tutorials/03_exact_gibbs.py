@@ -26,13 +26,28 @@
 #    with our samplers' histograms against the densities;
 # 4. the **enumeration check**: on a corpus of 7 tokens the exact posterior of all
 #    $2^7$ topic assignments, computed by brute force from the *un-augmented* model, against
-#    the frequencies of a long run of the package's sampler, and the same check catching the
-#    JMLR paper's eq. 13 as printed.
+#    the frequencies of a long run of the package's sampler, and the same check catching a
+#    planted bug (the hinge's label term without its factor $c$) and the topic conditional
+#    as the JMLR paper prints it (eq. 13).
 #
-# Equations: gSLDA paper eqs. 6-10 (`../shared/papers/gslda_logistic_polya_gamma.txt`),
-# JMLR Gibbs MedLDA eqs. 9-14 (`gibbs_medlda_jmlr.txt`), and the derivations in
+# Equations: gSLDA paper eqs. 6-10 and its section 3.1 (`../shared/papers/gslda_logistic_polya_gamma.txt`),
+# JMLR Gibbs MedLDA Lemma 2 and eqs. 12-14 (`gibbs_medlda_jmlr.txt`), and the derivations in
 # `models/responses.py`, which the tests check (the printed papers are inconsistent in the
 # factor $c$ when $c \ne 1$).
+#
+# **Notation** (one meaning per symbol in this notebook):
+#
+# | symbol | meaning |
+# |---|---|
+# | $\alpha$, $\beta$ | LDA's total document-topic concentration ($\alpha/K$ per topic) and topic-word Dirichlet parameter |
+# | $\eta$, $\nu^2$ | the label coefficients and their prior variance |
+# | $\bar z_d$, $\omega_d = \eta^\top \bar z_d$ | document $d$'s topic shares and its score |
+# | $c$, $\ell$ | the pseudo-likelihood's constant and the hinge's margin |
+# | $\lambda_d$ | document $d$'s augmentation variable (Polya-Gamma for the logistic; the hinge's scale-mixture variable) |
+# | $\tau_d = 1/\lambda_d$ | its inverse: the hinge's inverse-Gaussian draw (what the hinge's `augmentation` holds) |
+# | $\psi_d$, $\rho_d$ | the linear and quadratic coefficients of the Gaussian form in $\omega_d$ |
+# | $\kappa_d = c\,(y_d - \tfrac12)$ | gSLDA's linear coefficient (the paper's symbol) |
+# | $\zeta_d = \ell - y_d \omega_d$ | the hinge's distance to the margin |
 
 # %%
 import os
@@ -91,14 +106,14 @@ print(f"size: {SIZE}")
 # \omega_d(k) = \frac{\eta_k + \sum_{m \ne n} \eta_{z_{dm}}}{N_d}
 # $$
 #
-# (gSLDA eq. 9; JMLR eq. 14). The response term compares what the document's score would
+# (gSLDA eq. 9; JMLR eq. 13). The response term compares what the document's score would
 # be with token $n$ in topic $k$. One collapsed sweep (`kernels/topics.py`, a numba loop)
 # draws every token in turn from this, keeping $\omega_d$ up to date incrementally.
 #
 # Here it is for one token of a toy state, with the hinge's $(\psi_d, \rho_d)$ taken from
 # the package's `Hinge.gaussian_form`: the LDA term prefers topic 0; the label ($y_d = +1$)
 # pulls towards the topic with the largest $\eta_k$, and more so when the augmentation says
-# the document is near its margin (large $\gamma_d = 1/\lambda_d$).
+# the document is near its margin (large $\tau_d = 1/\lambda_d$).
 
 # %%
 K, V, alpha, beta = 4, 6, 1.0, 0.1
@@ -117,15 +132,15 @@ omega_k = (eta + eta[others].sum()) / len(doc)       # the score with z_dn = k, 
 hinge = Hinge(c=1.0, ell=2.0)
 y = hinge.encode(np.ones(1))                         # label 1 -> +1
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.3), sharey=True)
-for ax, gamma in zip(axes, (0.01, 1.0, 10.0)):
-    psi, rho = (np.asarray(a).item() for a in hinge.gaussian_form(y, np.full((1, 1), gamma)))
+for ax, tau in zip(axes, (0.01, 1.0, 10.0)):                # tau = 1/lambda, the augmentation
+    psi, rho = (np.asarray(a).item() for a in hinge.gaussian_form(y, np.full((1, 1), tau)))
     response_term = np.exp(psi * omega_k - 0.5 * rho * omega_k ** 2)
     p = lda_term * response_term
     width = 0.27
     ax.bar(np.arange(K) - width, lda_term / lda_term.sum(), width, label="LDA term only")
     ax.bar(np.arange(K), response_term / response_term.sum(), width, label="response term only")
     ax.bar(np.arange(K) + width, p / p.sum(), width, label="conditional (product)")
-    ax.set_title(f"gamma_d = 1/lambda_d = {gamma:g}\npsi_d = {psi:.2f}, rho_d = {rho:.2f}",
+    ax.set_title(f"tau_d = 1/lambda_d = {tau:g}\npsi_d = {psi:.2f}, rho_d = {rho:.2f}",
                  fontsize="medium")
     ax.set_xticks(range(K), [f"k={k}\neta={e:g}" for k, e in enumerate(eta)])
 axes[0].set_ylabel("probability of z_dn = k")
@@ -187,7 +202,8 @@ for label, rho, psi in (("rho ~ Gamma(0.5, 2)", rng.gamma(0.5, 2.0, D), rng.norm
 #
 # A variable $\lambda \sim \mathrm{PG}(b, z)$ is an infinite weighted sum of Gamma variables
 # (Polson, Scott & Windle 2013; gSLDA Definition 1). Its Laplace transform gives the
-# identity behind gSLDA (eq. 6), with $\kappa_d = c\,(y_d - \tfrac12)$:
+# identity behind gSLDA (its section 3.1, applied to the pseudo-likelihood of eq. 6), with
+# $\kappa_d = c\,(y_d - \tfrac12)$:
 #
 # $$
 # \frac{(e^{\omega})^{c y}}{(1 + e^{\omega})^{c}}
@@ -250,7 +266,7 @@ for h, z in ((1, 200.0), (9, 0.0), (25, 300.0), (256, 1e4)):
 # ### Hinge (Gibbs MedLDA): inverse Gaussian
 #
 # With $\zeta_d = \ell - y_d \omega_d$, the hinge pseudo-likelihood is a Gaussian scale
-# mixture (JMLR eq. 9, after Polson & Scott 2011):
+# mixture (JMLR Lemma 2, after Polson & Scott 2011):
 #
 # $$
 # e^{-2c \max(0,\, \zeta)} = \int_0^\infty \frac{1}{\sqrt{2\pi\lambda}}
@@ -258,10 +274,11 @@ for h, z in ((1, 200.0), (9, 0.0), (25, 300.0), (256, 1e4)):
 # $$
 #
 # Expanding the square in $\omega$ (with $y^2 = 1$): $\psi_d = c\,y_d + c^2 \ell\, y_d/\lambda_d$
-# and $\rho_d = c^2/\lambda_d$, and the conditional of $\gamma_d = 1/\lambda_d$ is inverse
-# Gaussian, $\gamma_d \mid \omega_d \sim \mathrm{IG}\big(1/(c\,|\zeta_d|),\ 1\big)$ (JMLR eq. 13;
-# its printed version drops the factor $c$ of the linear term: section 3.4 shows what that
-# does). First the identity, by quadrature:
+# and $\rho_d = c^2/\lambda_d$ (as in JMLR eq. 12, the conditional of $\eta$), and the
+# conditional of $\tau_d = 1/\lambda_d$ is inverse Gaussian,
+# $\tau_d \mid \omega_d \sim \mathrm{IG}\big(1/(c\,|\zeta_d|),\ 1\big)$ (JMLR eq. 14). The paper's
+# topic conditional, eq. 13, prints the linear coefficient without its factor $c$; section
+# 3.4 shows what that does. First the identity, by quadrature:
 
 # %%
 zeta = np.linspace(-3, 3, 13)
@@ -291,7 +308,7 @@ for mean_ig, color in zip((0.1, 1.0, 10.0), ("C0", "C1", "C2")):
     axes[0].plot(bins, exact.pdf(bins), color=color, label=f"IG({mean_ig:g}, 1)")
 axes[0].set_xscale("log")
 axes[0].set_yscale("log")
-axes[0].set_xlabel("gamma = 1/lambda (log scale)")
+axes[0].set_xlabel("tau = 1/lambda (log scale)")
 axes[0].set_title("our inverse-Gaussian draws vs the exact density")
 axes[0].legend(fontsize="small")
 
@@ -412,28 +429,48 @@ def total_variation(p, q):
     return 0.5 * np.abs(fold_labels(p) - fold_labels(q)).sum()
 
 # %% [markdown]
-# Three runs: gSLDA at $c = 9$ (Polya-Gamma with $h = 9$), Gibbs MedLDA at $c = 3$,
-# $\ell = 0.5$, and a **mutant**: the same MedLDA whose linear coefficient is written as in
-# the JMLR paper's eq. 13 as printed, $\psi_d = y_d + c^2 \ell y_d / \lambda_d$ instead of
-# $c\,y_d + \dots$ (identical at $c = 1$, where the paper's experiments ran). Each chain run
-# is 4 chains of `CHAIN_LENGTH` draws; the Monte Carlo error of the TV at this length is
-# what separates "matches" from "does not".
+# Four runs: gSLDA at $c = 9$ (Polya-Gamma with $h = 9$), Gibbs MedLDA at $c = 3$,
+# $\ell = 0.5$, and two **mutants** of that MedLDA, each a response whose Gaussian form
+# (shared by the $\eta$ and topic draws) has a wrong linear coefficient:
+#
+# * **the label term without its factor $c$**: $\psi_d = y_d + c^2 \ell\, y_d / \lambda_d$
+#   instead of $c\,y_d + c^2 \ell\, y_d/\lambda_d$, the slip `tests/test_enumeration.py`
+#   plants for every response with a constant $c$;
+# * **the JMLR paper's eq. 13 as printed**: its response term has the linear coefficient
+#   $y_d (c\ell + \lambda_d)/\lambda_d$ (times $1/N_d$), i.e. $\psi_d = y_d + c\,\ell\, y_d /
+#   \lambda_d$: the factor $c$ is missing from the *whole* linear term, a second typo (the
+#   paper's eq. 12 for $\eta$ has it right).
+#
+# Both are identical to the correct form at $c = 1$, where the paper's experiments ran. Each
+# chain run is 4 chains of `CHAIN_LENGTH` draws; the Monte Carlo error of the TV at this
+# length is what separates "matches" from "does not".
 
 # %%
 @dataclass(frozen=True)
-class HingeAsPrinted(Hinge):
-    """JMLR eq. 13 as printed: no factor c in front of the linear term."""
+class HingeWithoutC(Hinge):
+    """A planted bug: psi's label term without its factor c, psi = y + c^2 ell y / lambda."""
+
+    def gaussian_form(self, y, augmentation):                  # augmentation: tau = 1/lambda
+        c = self.c
+        return y + c * c * self.ell * y * augmentation, c * c * augmentation
+
+
+@dataclass(frozen=True)
+class HingeEq13AsPrinted(Hinge):
+    """psi as JMLR eq. 13 prints it: y (c ell + lambda) / lambda = y + c ell y / lambda."""
 
     def gaussian_form(self, y, augmentation):
         c = self.c
-        return y + c * c * self.ell * y * augmentation, c * c * augmentation
+        return y + c * self.ell * y * augmentation, c * c * augmentation
 
 
 common = dict(alpha=1.0, beta=0.5)
 runs = [("gSLDA c=9", gslda(2, c=9.0, **common), None),
         ("MedLDA c=3 ell=0.5", medlda(2, c=3.0, ell=0.5, **common), None),
-        ("MedLDA c=3 ell=0.5, eq. 13 as printed", medlda(2, c=3.0, ell=0.5, **common),
-         HingeAsPrinted(3.0, 0.5))]
+        ("MedLDA, label term without c", medlda(2, c=3.0, ell=0.5, **common),
+         HingeWithoutC(3.0, 0.5)),
+        ("MedLDA, eq. 13 as printed", medlda(2, c=3.0, ell=0.5, **common),
+         HingeEq13AsPrinted(3.0, 0.5))]
 results = []
 for name, model, mutant in runs:
     tic = time.perf_counter()
@@ -441,33 +478,38 @@ for name, model, mutant in runs:
     sampled = chain_frequencies(model if mutant is None else replace(model, response=mutant))
     tv = total_variation(exact, sampled)
     results.append((name, exact, sampled, tv))
-    print(f"{name:<40} TV(exact, chain) = {tv:.4f}   ({time.perf_counter() - tic:.0f} s)")
+    p, q = fold_labels(exact), fold_labels(sampled)
+    top = int(np.argmax(p))
+    print(f"{name:<30} TV(exact, chain) = {tv:.4f}; most probable Z: exact {p[top]:.3f}, "
+          f"chain {q[top]:.3f}   ({time.perf_counter() - tic:.0f} s)")
 
 # %% [markdown]
 # The exact posterior against the chain, for every labelling-orbit of $Z$ (64 of them),
-# sorted by exact probability:
+# sorted by exact probability. What to look at: whether the red dots (chain) sit on the grey
+# bars (exact), above all on the few tallest bars at the left.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), sharey=True)
-for ax, (name, exact, sampled, tv) in zip(axes, results):
+fig, axes = plt.subplots(2, 2, figsize=(13, 7), sharey=True)
+for ax, (name, exact, sampled, tv) in zip(axes.ravel(), results):
     p, q = fold_labels(exact), fold_labels(sampled)
     order = np.argsort(p)[::-1]
     ax.bar(np.arange(len(p)), p[order], color="0.75", label="exact (enumeration)")
     ax.plot(np.arange(len(p)), q[order], "o", markersize=3, color="C3", label="chain frequency")
     ax.set_title(f"{name}\nTV = {tv:.4f}", fontsize="medium")
     ax.set_xlabel("assignment Z (up to relabelling), by exact probability")
-axes[0].set_ylabel("probability")
-axes[0].legend(fontsize="small")
+    ax.set_ylabel("probability")
+axes[0, 0].legend(fontsize="small")
 fig.tight_layout()
 
 # %% [markdown]
 # At full size (4 x 20,000 draws) the two correct samplers sit at the Monte Carlo noise
-# level (TV 0.002 and 0.008), and the printed eq. 13 is thirty times further off (0.30): it
-# misplaces 30 % of the probability mass (the most probable assignment gets half its
-# exact probability). A sampler can be
-# stable, fast and plausible and still target the wrong distribution. The test
-# suite (`tests/test_enumeration.py`) runs this check for every response with a bound of
-# 0.03, and requires each planted mutant to exceed twice that bound. At small size
+# level (TV 0.002 and 0.008), while both mutants are far off: the label term without its
+# $c$ misplaces 30 % of the probability mass (TV 0.30; the most probable assignment gets
+# about half its exact probability), and eq. 13 as printed 52 % (TV 0.52; the most probable
+# assignment gets a fifth of its exact probability). A
+# sampler can be stable, fast and plausible and still target the wrong distribution. The
+# test suite (`tests/test_enumeration.py`) runs this check for every response with a bound
+# of 0.03, and requires each planted mutant to exceed twice that bound. At small size
 # (`TOPICZOO_TUTORIAL_SIZE=small`, 4 x 2,000 draws) the noise is larger and the gap
 # narrower; read the full-size numbers.
 #

@@ -13,6 +13,12 @@ The size switch: every notebook reads ``TOPICZOO_TUTORIAL_SIZE`` (``full``, the 
 ``tests/test_tutorials.py``). Execution uses the ``python3`` kernel of the running Python
 (``ipykernel`` installed in the same environment), with the tutorials folder as working
 directory and the single-thread settings of ``benchmarks/_machine.py``.
+
+Nothing a cell writes to stderr passes silently: a warning, a traceback printed by a library,
+any stream output named ``stderr`` makes the execution fail (``UnexpectedStderr``, listing the
+cells and what they printed), so ``--check`` fails and a full-size render writes nothing. The
+only exception is topiczoo's own progress lines that a notebook shows on purpose
+(:data:`EXPECTED_STDERR`: ``topiczoo compare``'s ``[compare] ...`` lines in notebook 6).
 """
 
 from __future__ import annotations
@@ -34,6 +40,18 @@ KERNEL = "python3"
 
 # Absolute paths of a machine must never reach committed outputs (warnings print file names).
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~])/(?:work|home|root|tmp|usr|opt|Users|var)/")
+
+#: stderr lines a notebook may print: ``topiczoo.compare``'s progress lines (one per finished
+#: grid cell, and the "skipped" line of a resumed grid), shown on purpose, and matplotlib's note
+#: on a fresh machine's first import. Every other stderr line (a warning above all) fails the
+#: execution.
+EXPECTED_STDERR = re.compile(r"\[compare\] (cell \d+/\d+ .*|skipped \d+ finished cells? of \d+ .*)"
+                             r"|Matplotlib is building the font cache; this may take a moment\.")
+
+
+class UnexpectedStderr(RuntimeError):
+    """A cell printed to stderr (a warning, say) something :data:`EXPECTED_STDERR` does not
+    allow; the message lists every such cell and line."""
 
 
 def notebook_sources() -> list[Path]:
@@ -79,7 +97,7 @@ def _single_thread_env(size: str) -> dict:
     return env
 
 
-def execute(source: Path, size: str, *, cell_timeout: int = 900):
+def execute(source: Path, size: str, *, cell_timeout: int = 900, allow_stderr: bool = False):
     """Execute the notebook of ``source`` at ``size``.
 
     Returns ``(notebook, wall_seconds, kernel_cpu_seconds)``: the executed notebook, the wall
@@ -87,7 +105,9 @@ def execute(source: Path, size: str, *, cell_timeout: int = 900):
     kernel process, which, unlike the wall time, does not grow when the machine is shared.
     Raises ``nbclient.exceptions.CellExecutionError`` (with the failing cell's traceback) on
     any error, ``nbclient.exceptions.CellTimeoutError`` for a cell running over
-    ``cell_timeout`` seconds, ``ValueError`` for an unknown size.
+    ``cell_timeout`` seconds, ``ValueError`` for an unknown size, and
+    :class:`UnexpectedStderr` when a cell printed to stderr anything but
+    :data:`EXPECTED_STDERR` lines (unless ``allow_stderr``).
     """
     from nbclient import NotebookClient
 
@@ -102,7 +122,28 @@ def execute(source: Path, size: str, *, cell_timeout: int = 900):
     before = _children_cpu_seconds()
     tic = time.perf_counter()
     client.execute(env=_single_thread_env(size))  # starts, runs, shuts down and reaps the kernel
-    return notebook, time.perf_counter() - tic, _children_cpu_seconds() - before
+    wall, cpu = time.perf_counter() - tic, _children_cpu_seconds() - before
+    printed = unexpected_stderr(notebook)
+    if printed and not allow_stderr:
+        raise UnexpectedStderr(f"{source.name} at size {size}: cells printed to stderr (a warning "
+                               "passes silently no more; fix its cause in the notebook):\n"
+                               + "\n".join(printed))
+    return notebook, wall, cpu
+
+
+def unexpected_stderr(notebook) -> list[str]:
+    """``"cell N: LINE"`` for every stderr line of the outputs that :data:`EXPECTED_STDERR`
+    does not allow (N counts the code cells from 1, as the execution counts do)."""
+    found = []
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for number, cell in enumerate(code, 1):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = out.get("text", "")
+                text = text if isinstance(text, str) else "".join(text)
+                found += [f"cell {number}: {line}" for line in text.splitlines()
+                          if line.strip() and not EXPECTED_STDERR.fullmatch(line)]
+    return found
 
 
 def _children_cpu_seconds() -> float:
@@ -129,7 +170,9 @@ def absolute_paths(notebook) -> list[str]:
 
 
 def render(source: Path) -> float:
-    """Execute ``source`` at full size and write its ``.ipynb``; returns the seconds taken."""
+    """Execute ``source`` at full size and write its ``.ipynb``; returns the seconds taken.
+    Writes nothing (raises) when a cell failed, printed to stderr (see :func:`execute`) or
+    printed an absolute path."""
     import nbformat
 
     notebook, seconds, _ = execute(source, "full")
@@ -151,16 +194,24 @@ def main(argv=None) -> None:
                if not args.names or any(s.stem.startswith(n) for n in args.names)]
     if not sources:
         sys.exit(f"no notebook matches {args.names}")
+    failed = []
     for source in sources:
-        if args.check:
-            size = os.environ.get(SIZE_VARIABLE, "full")
-            _, seconds, cpu = execute(source, size)
-            print(f"{source.name}: ran at size {size} in {seconds:.0f} s "
-                  f"(kernel CPU {cpu:.0f} s)", flush=True)
-        else:
-            seconds = render(source)
-            print(f"{rendered_path(source).name}: rendered at full size in {seconds:.0f} s",
-                  flush=True)
+        try:
+            if args.check:
+                size = os.environ.get(SIZE_VARIABLE, "full")
+                _, seconds, cpu = execute(source, size)
+                print(f"{source.name}: ran at size {size} in {seconds:.0f} s "
+                      f"(kernel CPU {cpu:.0f} s)", flush=True)
+            else:
+                seconds = render(source)
+                print(f"{rendered_path(source).name}: rendered at full size in {seconds:.0f} s",
+                      flush=True)
+        except UnexpectedStderr as printed:  # the others still run; the exit status says it
+            print(f"FAILED {printed}" + ("" if args.check else "\n(nothing written)"),
+                  file=sys.stderr, flush=True)
+            failed.append(source.name)
+    if failed:
+        sys.exit(f"printed to stderr: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
