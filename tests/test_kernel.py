@@ -303,3 +303,11 @@ def test_eta_draw_stays_finite_at_extremes():
     assert bool(jnp.all(jnp.isfinite(eta)))
     r, mean = eta_conditional_factor(zbar, psi[0], rho[0], 1.0)
     assert bool(jnp.all(jnp.isfinite(r))) and bool(jnp.all(jnp.isfinite(mean)))
+
+
+def test_progress_time_left_wording():
+    from topiczoo.fit import _time_left
+
+    assert _time_left(0.3) == "under 1 s left"  # it said "about 0 s left"
+    assert _time_left(30) == "about 30 s left" and _time_left(600) == "about 10 min left"
+    assert _time_left(4 * 3600) == "about 4.0 h left"

@@ -342,7 +342,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     """Run every cell of ``grid`` not yet finished in ``out``, then write the table, plots and
     trees (see the module docstring). Returns the table's rows (dicts)."""
     from topiczoo.datasets import load_dataset
-    from topiczoo.fit import _duration
+    from topiczoo.fit import _time_left
 
     grid.check()
     out = Path(out)
@@ -394,7 +394,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
         left = elapsed / n * (len(todo) - n)
         log(f"[compare] cell {done + n}/{len(cells)} {model} K={topics} seed {seed} on {data}: "
             f"{cell['metric']} {cell['value']:.4f}, {cell['train_seconds']:.0f} s"
-            + (f" | about {_duration(left)} left" if n < len(todo) else ""))
+            + (f" | {_time_left(left)}" if n < len(todo) else ""))
     return write_outputs(grid, out)
 
 

@@ -535,8 +535,13 @@ def _progress_line(result, end, total, draws, seconds_per_iteration):
         parts.append(f"{name} {float(np.mean(draws[name][:, -1])):.4g}")
     parts.append(f"{result.token_iterations_per_second / 1e6:.2f} M token-it/s")
     if end < total and seconds_per_iteration is not None:
-        parts.append(f"about {_duration(seconds_per_iteration * (total - end))} left")
+        parts.append(_time_left(seconds_per_iteration * (total - end)))
     return " | ".join(parts)
+
+
+def _time_left(seconds: float) -> str:
+    """``about 3 min left`` for a progress line (``under 1 s left`` near the end)."""
+    return "under 1 s left" if seconds < 1 else f"about {_duration(seconds)} left"
 
 
 def _duration(seconds: float) -> str:
