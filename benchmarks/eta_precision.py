@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -249,7 +250,7 @@ def main(argv=None):
     from topiczoo import load_dataset
 
     ds = load_dataset("20news", data_dir=args.data_dir)
-    record = {"command": "python benchmarks/eta_precision.py " + " ".join(sys.argv[1:]),
+    record = {"command": "python benchmarks/eta_precision.py " + shlex.join(sys.argv[1:]),
               "threads": THREADS, "args": vars(args), "machine": machine_description()}
     record["precision"] = precision_part(ds, args)
     print(json.dumps(record["precision"], indent=1), flush=True)

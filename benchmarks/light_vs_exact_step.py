@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import shlex
 import sys
 import time
 
@@ -158,7 +159,7 @@ def main(argv=None):
     log(f"settings: kernel step: {args.burnin} burn-in steps of {args.samplers[0]}, "
         f"then {args.rounds} interleaved timed steps each; fit: {args.fit_rounds} interleaved "
         f"fits each, {args.fit_iterations} timed iterations per fit; medians of CPU s")
-    log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
+    log(f"command: python benchmarks/{os.path.basename(__file__)} {shlex.join(sys.argv[1:])}")
     log(f"machine: {machine_description()}")
     log(f"threads: {THREADS}")
     width = max(map(len, args.samplers))

@@ -56,6 +56,7 @@ import datetime as _dt
 import json
 import os
 import resource
+import shlex
 import sys
 import time
 
@@ -320,7 +321,7 @@ def run_tomotopy(K, args, ds):
 # table
 
 
-def format_table(rows, n_tokens) -> str:
+def format_table(rows, n_tokens, n_test) -> str:
     tomo = {r["K"]: r for r in rows if r["method"] == "tomotopy-slda"}
     head = (f"{'method':<14} {'K':>4} {'ch':>3} {'it':>4} | {'sf':>6} {'sa':>6} {'mf':>6} "
             f"{'ma':>6} | {'train s':>8} {'s/chain':>8} {'M tok-it/s':>10} {'vs tomo':>7} | "
@@ -346,7 +347,7 @@ def format_table(rows, n_tokens) -> str:
             f"{r['token_iterations_per_second'] / 1e6:>10.2f} {ratio} | "
             f"{r['predict_seconds']:>7.1f} {mem:>7.0f}")
     lines.append(
-        f"accuracy: test accuracy (7,505 docs) by averaging strategy (tomotopy: argmax of its 20 "
+        f"accuracy: test accuracy ({n_test:,} docs) by averaging strategy (tomotopy: argmax of its 20 "
         f"estimated responses, in the ma column); train s: wall seconds of training, all chains "
         f"(ours: compile included); s/chain: train s / chains; M tok-it/s: {n_tokens} training "
         f"tokens x iterations x chains (x 20 models for ova) / train s; vs tomo: s/chain over "
@@ -392,7 +393,7 @@ def write_outputs(args, started, ds, rows, t0, partial):
     # table order: multi-task, one-vs-all, gSLDA, tomotopy
     order = {"mt-medlda": 0, "ova-medlda": 1, "mt-gslda": 2, "tomotopy-slda": 3}
     rows.sort(key=lambda r: (order[r["method"]], r["K"]))
-    table = format_table(rows, ds.train.num_tokens)
+    table = format_table(rows, ds.train.num_tokens, ds.test.num_docs)
     header = (f"multiclass_20news  {started}\n{summary}\n"
               f"settings: alpha={args.alpha} (alpha/K per topic), beta={args.beta}, "
               f"nu2={args.nu2}, c={args.c}, ell={args.ell} (medlda); iterations "
@@ -400,7 +401,7 @@ def write_outputs(args, started, ds, rows, t0, partial):
               f"burn-in {args.test_burnin}, {args.test_draws} draws per chain and snapshot; "
               f"tomotopy infer {args.tomotopy_infer_iterations} iterations, workers=1; "
               f"seed {args.seed}\n"
-              f"command: {' '.join(['python'] + sys.argv)}\n"
+              f"command: {shlex.join(['python'] + sys.argv)}\n"
               f"threads: OPENBLAS_NUM_THREADS={THREAD_ENV['OPENBLAS_NUM_THREADS']}; "
               f"machine: {machine_description()}\n")
     text = (header + "\n" + table + f"\n\n{'elapsed (PARTIAL: run not finished)' if partial else 'total'}"

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import shlex
 import sys
 import time
 
@@ -300,7 +301,7 @@ def main(argv=None):
         f"beta=0.01, nu2=1; our sampler: {args.sampler}; one chain, one thread")
     log(f"settings: {args.burnin} iterations before the parts, median of {args.calls} calls; "
         f"fit and tomotopy: {args.iterations} timed iterations after {SHORT}")
-    log(f"command: python benchmarks/{os.path.basename(__file__)} {' '.join(sys.argv[1:])}")
+    log(f"command: python benchmarks/{os.path.basename(__file__)} {shlex.join(sys.argv[1:])}")
     log(f"machine: {machine_description()}")
     log(f"threads: {THREADS}")
     rows = []

@@ -51,6 +51,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 
@@ -408,10 +409,14 @@ def table(summary, args, n_folds):
 def versions():
     import jax
     import numpyro
-    import tomotopy
 
+    try:  # only the tomotopy method needs it
+        import tomotopy
+    except ImportError:
+        tomotopy = None
     return {"jax": jax.__version__, "numpyro": numpyro.__version__, "numpy": np.__version__,
-            "tomotopy": tomotopy.__version__, "python": platform.python_version()}
+            "tomotopy": tomotopy.__version__ if tomotopy else "not installed",
+            "python": platform.python_version()}
 
 
 def main(args):
@@ -426,7 +431,7 @@ def main(args):
         lines.append(msg)
 
     started = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    command = "python benchmarks/regression_movie_scale.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/regression_movie_scale.py " + shlex.join(sys.argv[1:])
     folds = load_folds("movie-scale", num_folds=5, seed=0, preprocessing=args.preprocessing,
                        data_dir=args.data_dir)
     log(f"regression_movie_scale  {started}")

@@ -18,6 +18,7 @@ median time per sweep is reported with the range of the sHDP's occupied topics w
 import argparse
 import datetime
 import json
+import shlex
 import sys
 import time
 
@@ -59,7 +60,7 @@ def main():
     rng = np.random.default_rng(0)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     lines = [f"shdp_speed  {now}",
-             f"command: python {' '.join(sys.argv)}",
+             f"command: python {shlex.join(sys.argv)}",
              f"data: load_dataset('20news-binary').train: D={num_docs} N={num_tokens} V={vocab}",
              f"machine: {machine_description()}", f"threads: {threads}", ""]
     results = []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def command_line(script: str) -> str:
             skip = True
             continue
         argv.append(arg)
-    return " ".join(["python", f"studies/{Path(script).name}", *argv])
+    return shlex.join(["python", f"studies/{Path(script).name}", *argv])
 
 
 def saved_args(args) -> dict:
