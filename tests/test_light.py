@@ -258,11 +258,11 @@ TV_BOUND = {2: 0.01, 3: 0.015}
 LDA_TV_BOUND = 0.03
 
 
-def _exact_topic_posterior(num_topics, eta, psi, rho):
+def _exact_topic_posterior(num_topics, eta, psi, rho, alpha=ALPHA, beta=BETA):
     """p(Z | W, eta, psi, rho) over all K^N configurations, index sum_i z_i K^i."""
     lengths = np.array([len(d) for d in DOCS])
-    problem = Problem(tuple(tuple(d) for d in DOCS), VOCAB, alpha=ALPHA * num_topics,
-                      beta=BETA, num_topics=num_topics)  # the oracle's alpha is the total
+    problem = Problem(tuple(tuple(d) for d in DOCS), VOCAB, alpha=alpha * num_topics,
+                      beta=beta, num_topics=num_topics)  # the oracle's alpha is the total
     log_p, n_dk = log_collapsed_lda(problem)  # [K^N], [K^N, D, K]
     omega = np.einsum("tk,mdk->mtd", eta, n_dk / lengths[:, None])  # [K^N, T, D]
     log_p = log_p + np.sum(psi * omega - 0.5 * rho * omega**2, axis=(1, 2))
@@ -270,7 +270,7 @@ def _exact_topic_posterior(num_topics, eta, psi, rho):
     return p / p.sum()
 
 
-def _chain_runner(sweep):
+def _chain_runner(sweep, alpha, beta):
     """A numba loop of ``num_burnin + num_samples`` calls of ``sweep`` (seed + s for sweep s)
     that counts the configurations of z after each kept sweep."""
 
@@ -279,7 +279,7 @@ def _chain_runner(sweep):
             num_samples, counts, stats):
         num_topics = n_k.shape[0]
         for s in range(num_burnin + num_samples):
-            sweep(z, n_dk, n_wk, n_k, WORDS, OFFSETS, w_off, w_tok, eta, psi, rho, ALPHA, BETA,
+            sweep(z, n_dk, n_wk, n_k, WORDS, OFFSETS, w_off, w_tok, eta, psi, rho, alpha, beta,
                   seed + s, num_steps, cycle, stats)
             if s >= num_burnin:
                 index = 0
@@ -295,11 +295,12 @@ def _chain_runner(sweep):
 _RUNNERS = {}
 
 
-def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_samples=None):
+def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_samples=None,
+             alpha=ALPHA, beta=BETA):
     """Configuration frequencies of a long run of ``sweep`` (default: the package's)."""
     sweep = light._light_sweep if sweep is None else sweep
-    if sweep not in _RUNNERS:
-        _RUNNERS[sweep] = _chain_runner(sweep)
+    if (sweep, alpha, beta) not in _RUNNERS:
+        _RUNNERS[sweep, alpha, beta] = _chain_runner(sweep, alpha, beta)
     rng = np.random.default_rng(seed)
     z = rng.integers(0, num_topics, len(WORDS)).astype(np.int32)
     n_dk = np.zeros((len(DOCS), num_topics), np.int32)
@@ -311,7 +312,7 @@ def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_sa
     num_samples = num_samples or NUM_SAMPLES[num_topics]
     counts = np.zeros(num_topics ** len(WORDS), np.int64)
     stats = np.zeros((3, 2), np.int64)
-    _RUNNERS[sweep](z, n_dk, n_wk, n_k, w_off, w_tok, ETA[num_topics][:num_tasks],
+    _RUNNERS[sweep, alpha, beta](z, n_dk, n_wk, n_k, w_off, w_tok, ETA[num_topics][:num_tasks],
                     PSI[:num_tasks], RHO[:num_tasks], 1000 * seed, num_steps, cycle, NUM_BURNIN,
                     num_samples, counts, stats)
     # the counts stayed consistent with z
@@ -430,6 +431,33 @@ def test_enumeration_detects_a_stale_response_table():
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000)
     tv = _tv(exact, freq)
     assert tv > 3 * TV_BOUND[3], f"stale table went unnoticed (TV {tv:.4f})"
+
+
+# With alpha = beta (as above) a sweep that mixes the two up samples the right posterior; these
+# unequal ones tell them apart (a mutation audit found the word proposal's uniform part drawn
+# with alpha instead of beta invisible at alpha = beta). One step per token, 200,000 sweeps:
+# the package measured TV 0.006, the mutant (in both of its calls) 0.084.
+UNEQUAL_ALPHA, UNEQUAL_BETA = 0.1, 1.0
+WORD_UNIFORM_WITH_ALPHA = [
+    ("num_kinds, cycle,\n                    k_beta, beta, num_topics, kinds[i],",
+     "num_kinds, cycle,\n                    k_alpha, alpha, num_topics, kinds[i],"),
+    ("num_kinds, cycle, k_beta, beta, num_topics, kinds[r2],",
+     "num_kinds, cycle, k_alpha, alpha, num_topics, kinds[r2],"),
+]
+
+
+@pytest.mark.parametrize("mutant", [False, True], ids=["package", "word-uniform-with-alpha"])
+def test_enumeration_with_unequal_alpha_and_beta(mutant):
+    eta, psi, rho = ETA[3][:2], PSI[:2], RHO[:2]
+    exact = _exact_topic_posterior(3, eta, psi, rho, UNEQUAL_ALPHA, UNEQUAL_BETA)
+    sweep = _mutant(light._light_sweep, WORD_UNIFORM_WITH_ALPHA) if mutant else None
+    freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000,
+                       alpha=UNEQUAL_ALPHA, beta=UNEQUAL_BETA)
+    tv = _tv(exact, freq)
+    if mutant:
+        assert tv > 3 * TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
+    else:
+        assert tv < TV_BOUND[3], f"TV {tv:.4f}"
 
 
 # ---------------------------------------------------------------------------------------------
