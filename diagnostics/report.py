@@ -118,8 +118,8 @@ def _settings_rows(tree, summary) -> list:
             ("seed", attrs.get("seed", summary.get("seed")))]
     hyper = summary.get("hyperparameters") or {
         k: attrs[k] for k in ("alpha", "beta", "nu2", "c", "ell") if k in attrs}
-    # the response has its own row below
-    hyper = {k: v for k, v in hyper.items() if not ("response" in attrs and k == "response")}
+    if "response" in attrs:  # it has its own row below
+        hyper = {k: v for k, v in hyper.items() if k != "response"}
     if hyper:
         rows.append(("hyperparameters", ", ".join(f"{k} = {_fmt_number(v)}"
                                                   for k, v in hyper.items())))

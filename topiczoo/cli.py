@@ -477,7 +477,7 @@ def main(argv=None) -> int:
             print(diagnose(args.run_dir))
         elif args.command == "compare":
             run_compare(args)
-    except (ValueError, TypeError, FileNotFoundError) as err:
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
