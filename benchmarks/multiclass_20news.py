@@ -218,7 +218,7 @@ def run_ours(kind, K, args, ds):
 def run_ova(K, args, ds):
     train, test = ds.train, ds.test
     y_test = np.asarray(test.labels)
-    log(f"== ova-medlda K={K}: 20 binary models x {args.ova_chains} chains x "
+    log(f"== ova-medlda K={K}: {train.num_classes} binary models x {args.ova_chains} chains x "
         f"{args.iterations} iterations")
     tic = time.perf_counter()
     rss_per_model = []  # RSS when each binary model is built (before its fit)
@@ -321,7 +321,7 @@ def run_tomotopy(K, args, ds):
 # table
 
 
-def format_table(rows, n_tokens, n_test) -> str:
+def format_table(rows, n_tokens, n_test, n_classes) -> str:
     tomo = {r["K"]: r for r in rows if r["method"] == "tomotopy-slda"}
     head = (f"{'method':<14} {'K':>4} {'ch':>3} {'it':>4} | {'sf':>6} {'sa':>6} {'mf':>6} "
             f"{'ma':>6} | {'train s':>8} {'s/chain':>8} {'M tok-it/s':>10} {'vs tomo':>7} | "
@@ -338,7 +338,7 @@ def format_table(rows, n_tokens, n_test) -> str:
                  if t is not None and r["method"] != "tomotopy-slda"
                  and r["iterations"] == t["iterations"] else f"{'':>7}")
         if r["method"] == "ova-medlda" and t is not None:
-            # 20 models per chain: compare per binary model too (see footnote)
+            # a model per class and chain: compare per binary model too (see footnote)
             ratio = f"{r['train_seconds_per_chain'] / t['train_seconds']:>7.2f}"
         mem = r.get("memory_after_predict", {}).get("peak_rss_mb", float("nan"))
         lines.append(
@@ -347,12 +347,12 @@ def format_table(rows, n_tokens, n_test) -> str:
             f"{r['token_iterations_per_second'] / 1e6:>10.2f} {ratio} | "
             f"{r['predict_seconds']:>7.1f} {mem:>7.0f}")
     lines.append(
-        f"accuracy: test accuracy ({n_test:,} docs) by averaging strategy (tomotopy: argmax of its 20 "
-        f"estimated responses, in the ma column); train s: wall seconds of training, all chains "
-        f"(ours: compile included); s/chain: train s / chains; M tok-it/s: {n_tokens} training "
-        f"tokens x iterations x chains (x 20 models for ova) / train s; vs tomo: s/chain over "
-        f"tomotopy's train s at equal K and iterations (< 1: ours faster; for ova-medlda it "
-        f"covers all 20 binary models); RSS MB: process peak so far.")
+        f"accuracy: test accuracy ({n_test:,} docs) by averaging strategy (tomotopy: argmax of its "
+        f"{n_classes} estimated responses, in the ma column); train s: wall seconds of training, "
+        f"all chains (ours: compile included); s/chain: train s / chains; M tok-it/s: {n_tokens} "
+        f"training tokens x iterations x chains (x {n_classes} models for ova) / train s; vs "
+        f"tomo: s/chain over tomotopy's train s at equal K and iterations (< 1: ours faster; for "
+        f"ova-medlda it covers all {n_classes} binary models); RSS MB: process peak so far.")
     return "\n".join(lines)
 
 
@@ -393,7 +393,7 @@ def write_outputs(args, started, ds, rows, t0, partial):
     # table order: multi-task, one-vs-all, gSLDA, tomotopy
     order = {"mt-medlda": 0, "ova-medlda": 1, "mt-gslda": 2, "tomotopy-slda": 3}
     rows.sort(key=lambda r: (order[r["method"]], r["K"]))
-    table = format_table(rows, ds.train.num_tokens, ds.test.num_docs)
+    table = format_table(rows, ds.train.num_tokens, ds.test.num_docs, ds.train.num_classes)
     header = (f"multiclass_20news  {started}\n{summary}\n"
               f"settings: alpha={args.alpha} (alpha/K per topic), beta={args.beta}, "
               f"nu2={args.nu2}, c={args.c}, ell={args.ell} (medlda); iterations "

@@ -79,6 +79,9 @@ from topiczoo.kernels.topics import _search
 MUTANT_NONE = 0
 MUTANT_NEW_TOPIC_ALPHA = 1  # topics_block: new-topic weight alpha instead of alpha beta_new
 MUTANT_TABLES_MINIMAL = 2  # global_block: m_dk = 1 wherever n_dk > 0 ("minimal path")
+MUTANT_TABLES_OFF_BY_ONE = 3  # global_block: customer i + 1 opens a table w.p. ab / (ab + i + 1)
+MUTANT_GAMMA_AUXILIARY = 4  # global_block: gamma's auxiliary x ~ Beta(gamma, m..)
+MUTANT_ALPHA_AUXILIARY = 5  # global_block: alpha's s_d ~ Bernoulli(alpha / (N_d + alpha))
 
 
 class SHDPState(NamedTuple):
@@ -652,12 +655,12 @@ def _hdp_global(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_g
             k = z[i]
             c = seated[k]
             ab = alpha * beta_w[k]
-            if mutant == 2:
+            if mutant == MUTANT_TABLES_MINIMAL:
                 if c == 0:
                     m_k[k] += 1
             elif c == 0:
                 m_k[k] += 1
-            elif np.random.random() * (ab + c) < ab:
+            elif np.random.random() * (ab + c + (mutant == MUTANT_TABLES_OFF_BY_ONE)) < ab:
                 m_k[k] += 1
             seated[k] = c + 1
         for i in range(start, end):
@@ -670,7 +673,7 @@ def _hdp_global(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_g
             tables += m_k[k]
     # gamma | K, m.. (Escobar and West 1995), beta integrated out
     if learn_gamma:
-        x = np.random.beta(gamma + 1.0, tables)
+        x = np.random.beta(gamma + (mutant != MUTANT_GAMMA_AUXILIARY), tables)
         rate = gamma_b - np.log(x)
         odds = (gamma_a + num_topics - 1.0) / (tables * rate)
         shape = gamma_a + num_topics if np.random.random() * (1.0 + odds) < odds \
@@ -700,7 +703,8 @@ def _hdp_global(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_g
             if n == 0:
                 continue
             rate -= np.log(np.random.beta(alpha + 1.0, n))
-            if np.random.random() * (n + alpha) < n:
+            s_weight = alpha if mutant == MUTANT_ALPHA_AUXILIARY else n
+            if np.random.random() * (n + alpha) < s_weight:
                 shape -= 1.0
         alpha = np.random.gamma(shape, 1.0 / rate)
     globals_[0] = alpha
@@ -729,7 +733,8 @@ def global_block(key, state: SHDPState, data, *, learn_alpha: bool = True,
 
     alpha / gamma are redrawn from their conditionals under Gamma(shape, rate) priors
     ``alpha_prior`` / ``gamma_prior`` (default Gamma(1, 1)) when ``learn_alpha`` /
-    ``learn_gamma``, else kept fixed. ``_mutant``: TEST ONLY (``MUTANT_TABLES_*``).
+    ``learn_gamma``, else kept fixed. ``_mutant``: TEST ONLY (``MUTANT_TABLES_*``,
+    ``MUTANT_*_AUXILIARY``).
     """
     for name, prior in (("alpha_prior", alpha_prior), ("gamma_prior", gamma_prior)):
         if len(prior) != 2 or not all(float(p) > 0 for p in prior):
