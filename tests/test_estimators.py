@@ -313,6 +313,7 @@ def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
     best = tuning["grid"][int(np.argmax(np.mean(tuning["scores"], axis=1)))]
     assert tuning["best_c"] == best == summary["hyperparameters"]["c"]
     assert f"c = {best:g}" in printed and "predictive_r2 mean" in printed
+    assert "(1 chain x 4 iterations per fit" in printed
     for extra, message in ((["--c-grid", "1,4"], "--c-grid is the grid of --c cv"),
                            (["--c", "cv", "--cv-folds", "1"], "--cv-folds must be >= 2")):
         assert main(argv + extra) == 2

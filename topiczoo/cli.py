@@ -378,8 +378,10 @@ def run_fit(args) -> dict:
                                 seed=args.seed),
             record=out / "choose_c.json" if args.checkpoint else None)
         options["c"] = tuning.best_c
+        cv_chains = args.cv_chains or args.chains
         print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
-              f"({args.cv_chains or args.chains} chains x {iterations} iterations per fit, "
+              f"({cv_chains} chain{'s' if cv_chains != 1 else ''} x {iterations} iterations "
+              f"per fit, "
               f"{tuning.seconds:.0f} s); c = {tuning.best_c:g}")
         print(tuning.table())
     run = fit_and_predict(
