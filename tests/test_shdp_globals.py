@@ -171,6 +171,7 @@ def _gamma_after_update(num_topics, num_tables, prior, mutant):
 @pytest.mark.parametrize("num_topics, num_tables, prior", [
     (1, 1, (1.0, 1.0)),      # the posterior is the prior
     (2, 40, (1.0, 1.0)),     # few topics, many tables: gamma small
+    (2, 2000, (1.0, 1.0)),   # the same, more so
     (30, 40, (1.0, 1.0)),    # nearly a topic per table: gamma large
     (5, 12, (2.0, 0.5)),     # another prior
 ])
