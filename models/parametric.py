@@ -290,6 +290,10 @@ class TopicModel:
             options = sampler_options(name, self.samplers)
         except ValueError as err:
             raise ValueError(f"{self.name}: {err}") from None
+        if not self.supervised and (options.eta, options.eta_sweeps) != (
+                SamplerOptions.eta, SamplerOptions.eta_sweeps):
+            raise ValueError(f"{self.name} has no eta: the sampler options eta and eta_sweeps "
+                             f"do not apply to it")
         kinds = 3 if self.supervised else 2  # document, word (, response) proposals
         if options.name == "light" and options.proposals == "cycle" and options.mh_steps < kinds:
             raise ValueError(f"{self.name}: sampler light: proposals=cycle makes each token's "

@@ -152,3 +152,12 @@ def mean_sd(values) -> tuple[float, float]:
 
     values = np.asarray(values, np.float64)
     return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+
+
+def default_sizing(iterations: int) -> str:
+    """How ``fit``'s defaults split a run of ``iterations``: "half burn-in, N snapshots" with
+    the N snapshots it takes (fewer than 5 when fewer iterations follow burn-in)."""
+    from topiczoo.fit import snapshot_iterations
+
+    count = len(snapshot_iterations(iterations, iterations // 2))
+    return f"half burn-in, {count} snapshot{'s' if count != 1 else ''}"

@@ -31,8 +31,8 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, ensure_dir, log, mean_sd, parser,  # noqa: E402
-                      restore_args, saved_args, write_json)
+from _harness import (command_line, default_sizing, ensure_dir, log, mean_sd,  # noqa: E402
+                      parser, restore_args, saved_args, write_json)
 from topiczoo import fit_and_predict, load_dataset  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
 from topiczoo.predict import STRATEGIES  # noqa: E402
@@ -65,7 +65,7 @@ def markdown(records, args, wall, command) -> str:
     lines = [f"# sHDP on {args.data}: test accuracy against gSLDA and Gibbs MedLDA", "",
              f"Command: `{command}`. Wall time {wall / 60:.1f} min (2-core machine shared "
              "with other sessions).", "",
-             f"{args.chains} chains x {args.iterations} iterations (half burn-in, 5 snapshots), "
+             f"{args.chains} chains x {args.iterations} iterations ({default_sizing(args.iterations)}), "
              f"test chains {args.test_burnin} + {args.test_draws} sweeps; sHDP: "
              f"{args.topics} initial topics; gSLDA and MedLDA: K = "
              + ", ".join(map(str, _parametric_topics(args))) + "; seeds " + ", ".join(map(str, args.seeds)) + ". Options: "

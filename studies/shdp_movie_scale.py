@@ -47,8 +47,9 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (RESULTS, command_line, ensure_dir, log, mean_sd, parser, pyplot,  # noqa: E402
-                      restore_args, save_figure, saved_args, write_json, write_outputs)
+from _harness import (RESULTS, command_line, default_sizing, ensure_dir, log,  # noqa: E402
+                      mean_sd, parser, pyplot, restore_args, save_figure, saved_args,
+                      write_json, write_outputs)
 from topiczoo import fit_and_predict, load_folds  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
 from topiczoo.models.shdp import S2_FRACTION  # noqa: E402
@@ -134,7 +135,7 @@ def markdown(records, args, wall) -> str:
              f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
              f"Wall time {wall / 60:.1f} min on a 2-core machine shared with other work.", "",
              f"Sizing (chosen to fit the machine's time): {args.chains} chains x {args.iterations} "
-             f"iterations (half burn-in, 5 snapshots), test chains {args.test_burnin} burn-in + "
+             f"iterations ({default_sizing(args.iterations)}), test chains {args.test_burnin} burn-in + "
              f"{args.test_draws} kept sweeps, strategy ma, seed {args.seed}. The sHDP family "
              f"ran on folds {', '.join(map(str, args.folds))} of 5; the parametric K grid on "
              f"folds {', '.join(map(str, args.grid_folds))} only.", "",

@@ -163,6 +163,9 @@ def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tm
 @pytest.mark.parametrize("model, sampler, match", [
     ("medlda", "ligth", "unknown sampler 'ligth'"),
     ("shdp-logistic", "light", "unknown sampler 'light' for shdp-logistic"),
+    ("hdp-glm", "light", "hdp-glm (its topic model: hdp): unknown sampler 'light'"),
+    ("lda", "light:eta_sweeps=3", "lda has no eta"),
+    ("lda", "exact:eta=coordinate", "lda has no eta"),
 ])
 def test_a_bad_sampler_is_refused_before_the_previous_outputs_go(capsys, tmp_path, model,
                                                                  sampler, match):
@@ -218,3 +221,35 @@ def test_a_relative_noise_variance_is_reported_in_response_units(tmp_path):
     hyper = json.loads((out / "summary.json").read_text())["hyperparameters"]
     assert hyper["s2"] == 0.25 and hyper["relative"] is True
     assert hyper["noise_variance"] == pytest.approx(0.25 * np.var(train.labels), rel=1e-5)
+
+
+def _twenty_class_data(monkeypatch):
+    """A 20-class data set of 60 short documents (3 per class), served as ``20news``."""
+    import numpy as np
+
+    import topiczoo.datasets
+    from topiczoo.corpus import Corpus
+    from topiczoo.datasets import DataSet
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 20
+    counts = np.stack([rng.multinomial(10, np.kron(np.eye(20), np.full(2, 0.5))[c]) for c in y])
+    corpus = Corpus.from_document_term(counts, [f"w{i}" for i in range(40)], y)
+    data = DataSet("20news", corpus.subset(np.arange(40)), corpus.subset(np.arange(40, 60)),
+                   "multiclass", tuple(f"class{c}" for c in range(20)), 0, "synthetic")
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+
+
+def test_a_trace_plot_that_fails_costs_no_result(tmp_path, monkeypatch, capsys):
+    import topiczoo.diagnostics
+
+    def broken(tree):
+        raise ValueError("no figure today")
+
+    monkeypatch.setattr(topiczoo.diagnostics, "plot_trace", broken)
+    out = tmp_path / "run"
+    assert main(["fit", "--model", "lda", "--out", str(out), *FAST]) == 0
+    assert (out / "summary.json").exists() and not (out / "trace.png").exists()
+    captured = capsys.readouterr()
+    assert "trace.png not written: no figure today" in captured.err
+    assert "trace.png" not in captured.out

@@ -327,7 +327,13 @@ def run_fit(args) -> dict:
     elif args.c_grid is not None:
         raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
     # hyperparameter and sampler errors before any data is read or output removed
-    entry.build(args.topics, **options).sampler(args.sampler, 1)
+    model = entry.build(args.topics, **options)
+    try:
+        model.sampler(args.sampler, 1)
+    except ValueError as err:
+        if model.name == args.model:
+            raise
+        raise ValueError(f"{args.model} (its topic model: {model.name}): {err}") from None
     _check_run(args)
     if entry.tasks and args.snapshots < 1:
         raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "
@@ -406,8 +412,7 @@ def run_fit(args) -> dict:
                            test_labels=observed if entry.driver == "gibbs" else None)
         table = summary_table(tree)
         save_datatree(tree, out / "posterior.nc")
-        save_figure(plot_trace(tree), out / "trace.png")
-        written += [out / "posterior.nc", out / "trace.png"]
+        written.append(out / "posterior.nc")
     average = args.average
     summary = {
         "model": args.model, "data": data.name, "task": kind, "topics": args.topics,
@@ -441,6 +446,12 @@ def run_fit(args) -> dict:
         summary["rhat"] = {n: _finite(table.loc[n, "r_hat"]) for n in table.index}
         summary["rhat_classic"] = {n: _finite(table.loc[n, "r_hat_classic"]) for n in table.index}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n")
+    if result is not None:  # last: a figure that cannot be drawn costs no result
+        try:
+            save_figure(plot_trace(tree), out / "trace.png")
+            written.append(out / "trace.png")
+        except Exception as err:  # noqa: BLE001 - any plotting failure is reported, not fatal
+            print(f"warning: trace.png not written: {err}", file=sys.stderr)
     if metrics:
         print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in metrics[average].items())
               + "   [" + "  ".join(f"{s} {next(iter(m.values())):.4f}" for s, m in metrics.items())
