@@ -51,7 +51,8 @@ def test_a_tiny_grid_writes_table_plots_and_trees(tmp_path, synthetic, capsys):
     assert all(r["metric"] == "accuracy" and 0 <= float(r["mean"]) <= 1 for r in rows)
     gslda, medlda = rows
     assert gslda["test_lpd"] and float(gslda["test_lpd"]) < 0 and medlda["test_lpd"] == ""
-    assert "pseudo-likelihood" in (out / "table.md").read_text() and "| gslda | 2 |" in printed
+    assert "pseudo-likelihood" in (out / "table.md").read_text()
+    assert "| gslda | exact | 2 |" in printed
     for name in ("metric_vs_topics.png", "metric_vs_time.png", "grid.json", "compare.md"):
         assert (out / name).stat().st_size > 0
     assert sorted(p.name for p in (out / "trees").iterdir()) == ["bbc__gslda__K2.nc"]
@@ -345,3 +346,153 @@ def test_multiclass_logistic_density_is_the_class_probability():
     want = np.take_along_axis(log_softmax, labels[None, None, None, None, :], axis=3)[:, :, :, 0]
     np.testing.assert_allclose(ll, want.reshape(2, 3, 6), rtol=1e-10)
     assert np.allclose(np.exp(log_softmax).sum(axis=3), 1.0)
+
+
+# ------------------------------------------- review: occupied topics, samplers in the table
+
+
+def test_nonparametric_cells_record_occupied_topics_and_the_plot_places_them(
+        tmp_path, synthetic, monkeypatch):
+    """An HDP's K is its initial number of topics: its cells record the occupied topics at the
+    end (the num_topics monitor's last draw per chain), the table shows them beside K and
+    metric_vs_topics places the model there, not at the initial K."""
+    import topiczoo.run
+
+    real, last = topiczoo.run.fit_and_predict, {}
+
+    def recording(entry, *args, fit_kwargs, **kwargs):
+        run = real(entry, *args, fit_kwargs=fit_kwargs, **kwargs)
+        if "num_topics" in run.result.draws:
+            last[fit_kwargs["seed"]] = np.asarray(run.result.draws["num_topics"])[:, -1]
+        return run
+
+    monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    out = tmp_path / "grid"
+    argv = GRID[:4] + ["gslda,hdp-glm"] + GRID[5:12] + ["2"] + GRID[13:]
+    assert main(argv + ["--out", str(out)]) == 0
+    assert sorted(last) == [0, 1] and all(len(v) == 2 for v in last.values())
+    for seed in (0, 1):
+        cell = json.loads((out / "cells" / f"bbc__hdp-glm__K2__seed{seed}.json").read_text())
+        assert cell["occupied_topics"]["per_chain"] == last[seed].tolist()
+        assert cell["occupied_topics"]["mean"] == pytest.approx(last[seed].mean())
+        assert (cell["occupied_topics"]["min"], cell["occupied_topics"]["max"]) == (
+            last[seed].min(), last[seed].max())
+        assert cell["occupied_topics"]["iteration"] == 4
+    gslda_cell = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
+    assert "occupied_topics" not in gslda_cell
+    both = np.concatenate([last[0], last[1]])
+    assert both.max() > 2  # the tiny HDP grows beyond its initial K: the test tells them apart
+    gslda, hdp = csv.DictReader(open(out / "table.csv"))
+    assert gslda["occupied_topics"] == gslda["occupied_topics_min"] == ""
+    assert float(hdp["occupied_topics"]) == pytest.approx(both.mean())
+    assert (int(hdp["occupied_topics_min"]), int(hdp["occupied_topics_max"])) == (
+        both.min(), both.max())
+    table = (out / "table.md").read_text()
+    assert f"| hdp-glm | exact | 2 | {both.mean():.1f} ({both.min()}-{both.max()}) |" in table
+    assert "| gslda | exact | 2 |  |" in table
+    assert "hdp-glm: nonparametric, K is the initial number of topics" in table
+    rows = compare_module.table_rows(_grid_of(out), compare_module.read_cells(_grid_of(out), out))
+    (gslda_s, hdp_s), left_out = compare_module.plot_series(rows, "topics")
+    assert left_out == [] and (gslda_s["x"], gslda_s["nonparametric"]) == ([2], False)
+    assert hdp_s["nonparametric"] and hdp_s["x"] == [pytest.approx(both.mean())]
+    assert hdp_s["xerr"] == [[pytest.approx(both.mean() - both.min())],
+                             [pytest.approx(both.max() - both.mean())]]
+    assert "occupied" in hdp_s["label"] and hdp_s["notes"] == ["initial K=2"]
+    (_, hdp_t), _ = compare_module.plot_series(rows, "train_seconds")
+    assert hdp_t["nonparametric"] and hdp_t["notes"] == [f"K=2\u2192{both.mean():.0f}"]
+    # cells written before the record: the column says so, the plot leaves the model out
+    for seed in (0, 1):
+        path = out / "cells" / f"bbc__hdp-glm__K2__seed{seed}.json"
+        cell = json.loads(path.read_text())
+        del cell["occupied_topics"]
+        path.write_text(json.dumps(cell))
+    rows = compare_module.write_outputs(_grid_of(out), out)
+    assert rows[1]["occupied_topics"] is None
+    assert "| hdp-glm | exact | 2 | not recorded |" in (out / "table.md").read_text()
+    series, left_out = compare_module.plot_series(rows, "topics")
+    assert [s["model"] for s in series] == ["gslda"] and left_out == ["hdp-glm"]
+
+
+def _grid_of(out):
+    """The grid a folder was written with (its grid.json)."""
+    return compare_module.Grid(**json.loads((out / "grid.json").read_text()))
+
+
+def test_the_table_names_the_sampler_each_row_ran(tmp_path, synthetic):
+    out = tmp_path / "grid"
+    assert main(GRID + ["--sampler", "medlda:light:mh_steps=3", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out / "table.csv")))
+    assert [(r["model"], r["sampler"]) for r in rows] == [("gslda", "exact"),
+                                                          ("medlda", "light:mh_steps=3")]
+    table = (out / "table.md").read_text()
+    assert "| model | sampler | K |" in table
+    assert "| bbc | gslda | exact | 2 |" in table
+    assert "| bbc | medlda | light:mh_steps=3 | 2 |" in table
+    rows = compare_module.write_outputs(_grid_of(out), out)
+    series, _ = compare_module.plot_series(rows, "topics")
+    assert [s["label"] for s in series] == ["gslda", "medlda [light:mh_steps=3]"]
+
+
+def test_one_grid_compares_samplers_of_one_model(tmp_path, synthetic, monkeypatch, capsys):
+    """--models medlda,medlda@light: two rows of one model, each with its sampler; the
+    model's options apply to both."""
+    import topiczoo.run
+
+    real, samplers = topiczoo.run.fit_and_predict, []
+
+    def recording(entry, *args, fit_kwargs, options, **kwargs):
+        samplers.append((entry.name, fit_kwargs["sampler"], options))
+        return real(entry, *args, fit_kwargs=fit_kwargs, options=options, **kwargs)
+
+    monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    out = tmp_path / "grid"
+    argv = (GRID[:4] + ["medlda,medlda@light:mh_steps=3"] + GRID[5:-1]
+            + ["--option", "medlda:c=2", "--out", str(out)])
+    assert main(argv + ["--quiet"]) == 0
+    assert samplers == [("medlda", "exact", {"c": 2})] * 2 + [
+        ("medlda", "light:mh_steps=3", {"c": 2})] * 2
+    light = json.loads((out / "cells" / "bbc__medlda@light+mh_steps=3__K2__seed1.json")
+                       .read_text())
+    assert light["model"] == "medlda@light:mh_steps=3"
+    assert light["settings"]["sampler"] == "light:mh_steps=3"
+    assert light["settings"]["options"] == {"c": 2}
+    rows = list(csv.DictReader(open(out / "table.csv")))
+    assert [(r["model"], r["sampler"], r["seeds"]) for r in rows] == [
+        ("medlda", "exact", "2"), ("medlda@light:mh_steps=3", "light:mh_steps=3", "2")]
+    series, _ = compare_module.plot_series(
+        compare_module.write_outputs(_grid_of(out), out), "topics")
+    assert [s["label"] for s in series] == ["medlda", "medlda@light:mh_steps=3"]
+    capsys.readouterr()
+    assert main(argv) == 0  # with progress lines
+    assert "skipped 4 finished cells of 4" in capsys.readouterr().err
+    # a TOML models list takes a sampler with several options (--models splits at commas)
+    config = tmp_path / "grid.toml"
+    config.write_text('data = ["bbc"]\nmodels = ["medlda", '
+                      '"medlda@light:mh_steps=4,proposals=cycle"]\ntopics = [2]\n')
+    grid = compare_module.load_grid(config)
+    grid.check()
+    assert grid.settings("medlda@light:mh_steps=4,proposals=cycle")["sampler"] == \
+        "light:mh_steps=4,proposals=cycle"
+    assert compare_module.cell_name("bbc", grid.models[1], 2, 0) == \
+        "bbc__medlda@light+mh_steps=4,proposals=cycle__K2__seed0"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--models", "medlda,medlda@exact"],
+     "the grid's models 'medlda' and 'medlda@exact' are one model with one sampler (exact)"),
+    (["--models", "medlda@light,medlda@light:mh_steps=2", "--sampler", "medlda:light"],
+     "a sampler for 'medlda', which is not among the grid's models (its entries "
+     "medlda@light, medlda@light:mh_steps=2 name their sampler after '@')"),
+    (["--models", "medlda@ligth"], "unknown sampler 'ligth'"),
+    (["--models", "shdp-hinge@light"], "unknown sampler 'light' for shdp-hinge"),
+    (["--models", "medlda@"], "model 'medlda@': no sampler after '@'"),
+    (["--models", "medlda@light", "--option", "medlda@light:c=2"],
+     "options belong to a registry model and apply to all its samplers; give them for "
+     "'medlda'"),
+    (["--models", "medlda@light:mh_steps=4,proposals=cycle"],
+     "unknown model 'proposals=cycle' (a sampler is given as MODEL@SAMPLER"),
+])
+def test_samplers_in_the_model_list_are_checked(tmp_path, capsys, argv, message):
+    assert main(["compare", "--data", "bbc", "--topics", "2", "--out",
+                 str(tmp_path / "x")] + argv) == 2
+    assert message in capsys.readouterr().err

@@ -4,16 +4,31 @@ Every cell of the grid is one :func:`topiczoo.run.fit_and_predict` of a registry
 named data set's train/test split (the same split for every model and seed: the data set's
 default, split seed 0), with the grid's run settings. The MCMC seed is the cell's seed.
 
+**Samplers.** A model runs the exact sampler unless the grid's ``samplers`` table names
+another for it (``--sampler medlda:light``). An entry of the model list may name its sampler
+itself, ``MODEL@SAMPLER`` (``medlda@light``, ``medlda@light:mh_steps=4``), so that one grid
+compares samplers of one model: ``models = ["medlda", "medlda@light"]`` gives two rows. The
+model's options (``[options.medlda]``) apply to all its samplers.
+
 **Resumable.** Each finished cell is written to ``OUT/cells/DATA__MODEL__K<K>__seed<S>.json``
-(atomically: a cell interrupted halfway leaves no file). A rerun with the same settings skips
-the cells whose file exists and says how many it skipped; a cell file of other settings
-(iterations, chains, options, ...) is an error, not silently reused.
+(MODEL: the model list's entry, the ``:`` of a sampler's options written ``+``; atomically: a
+cell interrupted halfway leaves no file). A rerun with the same settings skips the cells whose
+file exists and says how many it skipped; a cell file of other settings (iterations, chains,
+options, sampler, ...) is an error, not silently reused.
 
 **Outputs** (in ``OUT``): ``table.csv`` and ``table.md``, one row per (data set, model, K):
-the task metric's mean and sd over the seeds (test accuracy, or predictive R^2; strategy
-``--average``), training seconds and token-iterations per second (medians over seeds), and, for
-probabilistic responses, the held-out log predictive density per test document; the plots
+the sampler the cells ran, the task metric's mean and sd over the seeds (test accuracy, or
+predictive R^2; strategy ``--average``), training seconds and token-iterations per second
+(medians over seeds), for probabilistic responses the held-out log predictive density per test
+document, and for the nonparametric models the occupied topics at the end of the run; the plots
 ``metric_vs_topics.png`` and ``metric_vs_time.png``; ``grid.json`` (the settings).
+
+**Nonparametric models** (sHDP, HDP, HDP + GLM: the models whose sampler monitors
+``num_topics``, :func:`nonparametric`) take K as their *initial* number of topics; their chains
+add and drop topics. Each of their cells records ``occupied_topics`` (:func:`occupied_topics`:
+the ``num_topics`` monitor's last draw per chain, its mean and range), the table shows it
+beside K, and ``metric_vs_topics.png`` places them at their occupied topics (mean over chains
+and seeds, bars: range), with their own marker, rather than at the initial K.
 
 **Log predictive densities.** For the logistic response (gSLDA: p(y = 1) = sigmoid(omega)) and
 the Gaussian response (sLDA, sHDP: y ~ N(omega, s2), s2 of the snapshot's iteration), every
@@ -41,6 +56,7 @@ task metric only.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import os
@@ -70,9 +86,11 @@ class Grid:
     """A comparison grid and its run settings.
 
     data, models, topics, seeds: the grid's axes (data set names of
-    :data:`topiczoo.datasets.DATASETS`, registry model names, K values, MCMC seeds);
-    options: ``{model: {option: value}}`` model options (e.g. ``{"gslda": {"c": 25}}``);
-    samplers: ``{model: sampler}`` (``fit``'s sampler, e.g. ``{"medlda": "light"}``; default
+    :data:`topiczoo.datasets.DATASETS`, registry model names, each optionally with its
+    sampler as ``MODEL@SAMPLER`` (e.g. ``"medlda@light"``), K values, MCMC seeds);
+    options: ``{model: {option: value}}`` registry models' options, for all their samplers
+    (e.g. ``{"gslda": {"c": 25}}``); samplers: ``{model: sampler}`` for the entries of
+    ``models`` without ``@`` (``fit``'s sampler, e.g. ``{"medlda": "light"}``; default
     ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws:
     the run settings of every cell; average: the averaging strategy of the metric.
     """
@@ -110,20 +128,34 @@ class Grid:
         for name in self.data:
             if name not in DATASETS:
                 raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
-        for name in self.models:
+        for label in self.models:
+            name, sampler = split_model(label)
             if name not in REGISTRY:
-                raise ValueError(f"unknown model {name!r}; known: {', '.join(REGISTRY)}")
+                hint = (f" (a sampler is given as MODEL{SAMPLER_SEP}SAMPLER, e.g. "
+                        f"medlda{SAMPLER_SEP}light; one with several options, "
+                        f"light:mh_steps=4,proposals=cycle, in a TOML file's models list, "
+                        f"since --models splits at commas)" if "=" in name or ":" in name
+                        else "")
+                raise ValueError(f"unknown model {name!r}{hint}; known: {', '.join(REGISTRY)}")
+            if sampler is not None and not sampler.strip():
+                raise ValueError(f"model {label!r}: no sampler after {SAMPLER_SEP!r} (e.g. "
+                                 f"{name}{SAMPLER_SEP}light)")
             if not REGISTRY[name].tasks:
                 raise ValueError(f"{name} is unsupervised: it has no test metric to compare")
         for key, what in (("options", "a table of tables, [options.MODEL]"),
                           ("samplers", "a table of sampler names, [samplers]")):
             if not isinstance(getattr(self, key), dict):
                 raise ValueError(f"the grid's {key} must be {what}, got {getattr(self, key)!r}")
+        names = [self.model_name(m) for m in self.models]
         for name, opts in self.options.items():
             if not isinstance(opts, dict):
                 raise ValueError(f"options for {name!r} must be a table of option = value "
                                  f"([options.{name}]), got {opts!r}")
-            if name not in self.models:
+            if SAMPLER_SEP in name:
+                raise ValueError(f"options for {name!r}: options belong to a registry model and "
+                                 f"apply to all its samplers; give them for "
+                                 f"{split_model(name)[0]!r}")
+            if name not in names:
                 raise ValueError(f"options for {name!r}, which is not among the grid's models")
             for k in self.topics:
                 REGISTRY[name].build(k, **opts)  # unknown options, bad values
@@ -132,9 +164,19 @@ class Grid:
                 raise ValueError(f"the sampler for {name!r} must be a name such as \"light\", "
                                  f"got {sampler!r}")
             if name not in self.models:
-                raise ValueError(f"a sampler for {name!r}, which is not among the grid's models")
-            REGISTRY[name].build(self.topics[0], **self.options.get(name, {})).sampler(
-                sampler, 1)  # unknown samplers, bad options, a sampler the model lacks
+                named = [m for m in self.models if self.model_name(m) == name]
+                raise ValueError(f"a sampler for {name!r}, which is not among the grid's models"
+                                 + (f" (its entries {', '.join(named)} name their sampler "
+                                    f"after {SAMPLER_SEP!r})" if named else ""))
+        seen = {}
+        for label in self.models:  # unknown samplers, bad options, a sampler the model lacks
+            name = self.model_name(label)
+            canonical = REGISTRY[name].build(self.topics[0], **self.options.get(name, {})) \
+                .sampler(self.sampler(label), 1).name
+            if (name, canonical) in seen:
+                raise ValueError(f"the grid's models {seen[name, canonical]!r} and {label!r} are "
+                                 f"one model with one sampler ({canonical})")
+            seen[name, canonical] = label
         for label, values, low in (("topics", self.topics, 1), ("seeds", self.seeds, 0)):
             for v in values:
                 if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -153,20 +195,69 @@ class Grid:
         if self.average not in STRATEGIES:
             raise ValueError(f"average must be one of {STRATEGIES}, got {self.average!r}")
 
+    def model_name(self, model: str) -> str:
+        """The registry name of an entry of ``models`` (``"medlda@light"`` -> ``"medlda"``)."""
+        return split_model(model)[0]
+
+    def sampler(self, model: str) -> str:
+        """The sampler spec an entry of ``models`` runs: the one after ``@``, else the
+        ``samplers`` table's, else ``"exact"``."""
+        name, sampler = split_model(model)
+        return sampler if sampler is not None else self.samplers.get(model, "exact")
+
     def settings(self, model: str) -> dict:
         """What a cell's result depends on besides its coordinates (stored in the cell), in
-        a normal form (:func:`normal_settings`)."""
-        settings = {"options": self.options.get(model, {}), "iterations": self.iterations,
+        a normal form (:func:`normal_settings`); ``model``: an entry of ``models``."""
+        name = self.model_name(model)
+        settings = {"options": self.options.get(name, {}), "iterations": self.iterations,
                     "chains": self.chains, "burnin": self.burnin, "snapshots": self.snapshots,
-                    "test_burnin": self.test_burnin, "test_draws": self.test_draws}
-        if model in self.samplers:
-            settings["sampler"] = self.samplers[model]
-        return normal_settings(model, settings)
+                    "test_burnin": self.test_burnin, "test_draws": self.test_draws,
+                    "sampler": self.sampler(model)}
+        return normal_settings(name, settings)
 
     def cells(self) -> list:
         """The cells ``(data, model, K, seed)`` in run order (seeds innermost)."""
         return [(d, m, k, s) for d in self.data for m in self.models for k in self.topics
                 for s in self.seeds]
+
+
+#: Separates a model from its sampler in a grid's model list: ``medlda@light``.
+SAMPLER_SEP = "@"
+
+
+def split_model(model: str) -> tuple:
+    """An entry of a grid's model list as (registry name, sampler spec or None):
+    ``"medlda@light:mh_steps=4"`` -> ``("medlda", "light:mh_steps=4")``, ``"medlda"`` ->
+    ``("medlda", None)``."""
+    name, sep, sampler = model.partition(SAMPLER_SEP)
+    return name, (sampler if sep else None)
+
+
+@functools.lru_cache(maxsize=None)
+def nonparametric(model: str) -> bool:
+    """Whether a registry model (or a ``MODEL@SAMPLER`` entry) is nonparametric: its number of
+    topics changes during the run, K being the initial one. Such a model's sampler monitors
+    ``num_topics`` (the occupied topics; sHDP, HDP, HDP + GLM)."""
+    name = split_model(model)[0]
+    if name not in REGISTRY:
+        return False
+    built = REGISTRY[name].build(1)
+    return "num_topics" in built.sampler(built.samplers[0], 1).label_invariant
+
+
+def occupied_topics(result) -> dict | None:
+    """The occupied topics at the end of a nonparametric run: the ``num_topics`` monitor's
+    last draw (``FitResult.draws["num_topics"]``, int [C, S]) of every chain. Returns
+    ``{"per_chain": [C] ints, "mean": float (over chains), "min": int, "max": int (range over
+    chains), "iteration": int (the draw's iteration)}``; None without that monitor (the
+    parametric models) or without a fit (one-vs-all)."""
+    draws = getattr(result, "draws", None) or {}
+    if "num_topics" not in draws or np.asarray(draws["num_topics"]).size == 0:
+        return None
+    last = np.asarray(draws["num_topics"]).reshape(result.num_chains, -1)[:, -1]
+    return {"per_chain": [int(v) for v in last], "mean": float(last.mean()),
+            "min": int(last.min()), "max": int(last.max()),
+            "iteration": int(np.asarray(result.draw_iterations)[-1])}
 
 
 def normal_settings(model: str, settings: dict) -> dict:
@@ -222,7 +313,9 @@ def load_grid(path, overrides: dict | None = None) -> Grid:
 
 
 def cell_name(data: str, model: str, topics: int, seed: int) -> str:
-    return f"{data}__{model}__K{topics}__seed{seed}"
+    """``DATA__MODEL__K<K>__seed<S>``; MODEL an entry of the grid's model list, with the ``:``
+    of a sampler spec written ``+`` (a ``:`` is no file name character on every system)."""
+    return f"{data}__{model.replace(':', '+')}__K{topics}__seed{seed}"
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -306,13 +399,13 @@ def datatree(log_likelihood: np.ndarray, score_mean: np.ndarray):
 def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path) -> dict:
     from topiczoo.run import fit_and_predict
 
-    entry = REGISTRY[model]
+    entry = REGISTRY[grid.model_name(model)]
     train, test = dataset.train, dataset.test
     run = fit_and_predict(
-        entry, topics, train, test, options=grid.options.get(model, {}),
+        entry, topics, train, test, options=grid.options.get(entry.name, {}),
         fit_kwargs=dict(num_chains=grid.chains, num_iterations=grid.iterations,
                         num_burnin=grid.burnin, num_snapshots=grid.snapshots, seed=seed,
-                        sampler=grid.samplers.get(model, "exact")),
+                        sampler=grid.sampler(model)),
         predict_kwargs=dict(num_burnin=grid.test_burnin, num_draws=grid.test_draws, seed=seed),
         progress=False)
     from topiczoo.predict import STRATEGIES
@@ -328,6 +421,9 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
             "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
             "token_iterations_per_second": run.token_iterations_per_second,
             "train_tokens": train.num_tokens, "test_documents": test.num_docs}
+    occupied = occupied_topics(run.result)
+    if occupied is not None:
+        cell["occupied_topics"] = occupied
     ll = pointwise_log_likelihood(run, test)
     if ll is not None:
         name = cell_name(dataset.name, model, topics, seed)
@@ -358,8 +454,8 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
         path = out / "cells" / f"{cell_name(data, model, topics, seed)}.json"
         if path.exists():
             stored = json.loads(path.read_text())
-            if normal_settings(model, stored.get("settings") or {}) != json.loads(
-                    json.dumps(grid.settings(model))):
+            settings = normal_settings(grid.model_name(model), stored.get("settings") or {})
+            if settings != json.loads(json.dumps(grid.settings(model))):
                 raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
                                  f"; this grid: {grid.settings(model)}); use another output "
                                  "folder or remove it")
@@ -380,7 +476,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     for data in dict.fromkeys(d for d, _, _, _ in todo):
         datasets[data] = load_dataset(data, data_dir=data_dir)
         kind = datasets[data].task
-        for m in grid.models:
+        for m in dict.fromkeys(grid.model_name(m) for m in grid.models):
             if kind not in REGISTRY[m].tasks:
                 raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
                                  f"is {kind}")
@@ -423,16 +519,23 @@ def read_cells(grid: Grid, out) -> dict:
     return found
 
 
-COLUMNS = ("data", "model", "topics", "seeds", "metric", "mean", "sd", "train_seconds",
+COLUMNS = ("data", "model", "sampler", "topics", "occupied_topics", "occupied_topics_min",
+           "occupied_topics_max", "seeds", "metric", "mean", "sd", "train_seconds",
            "token_iterations_per_second", "test_lpd", "test_lpd_sd", "response")
 
 
 def table_rows(grid: Grid, cells: dict) -> list:
     """One row per (data, model, K) with all its seeds finished: the columns of
-    :data:`COLUMNS` (``test_lpd`` None for responses without a density). The metric and
-    ``test_lpd`` are mean and sd over the seeds (sd None with one seed); ``train_seconds`` and
-    ``token_iterations_per_second`` the median over the seeds, since the first seed of a model
-    and K in a process includes JAX's compilation."""
+    :data:`COLUMNS` (``test_lpd`` None for responses without a density). ``model`` is the
+    grid's entry (``medlda@light`` included), ``sampler`` the sampler spec its cells ran
+    (``exact`` when they name none), ``topics`` the grid's K (the initial number of topics of a
+    nonparametric model). The metric and ``test_lpd`` are mean and sd over the seeds (sd None
+    with one seed); ``train_seconds`` (seconds) and ``token_iterations_per_second`` the median
+    over the seeds, since the first seed of a model and K in a process includes JAX's
+    compilation. ``occupied_topics``: for a nonparametric model, the number of occupied topics
+    at the end of the run, the mean over seeds of each cell's mean over chains;
+    ``occupied_topics_min`` / ``_max``: the range over every chain of every seed; all three
+    None for the parametric models, and for cells written before they were recorded."""
     rows = []
     for data in grid.data:
         for model in grid.models:
@@ -443,14 +546,26 @@ def table_rows(grid: Grid, cells: dict) -> list:
                 mean, sd = _mean_sd([c["value"] for c in group])
                 lpd = [c["test_lpd"] for c in group if "test_lpd" in c]
                 lpd_mean, lpd_sd = _mean_sd(lpd) if lpd else (None, None)
+                occupied = [c.get("occupied_topics") for c in group]
+                if all(occupied):
+                    occupied_topics = (float(np.mean([o["mean"] for o in occupied])),
+                                       min(o["min"] for o in occupied),
+                                       max(o["max"] for o in occupied))
+                else:
+                    occupied_topics = (None, None, None)
+                sampler = (group[0].get("settings") or {}).get("sampler", "exact")
                 rows.append({
-                    "data": data, "model": model, "topics": k, "seeds": len(group),
+                    "data": data, "model": model, "sampler": sampler, "topics": k,
+                    "occupied_topics": occupied_topics[0],
+                    "occupied_topics_min": occupied_topics[1],
+                    "occupied_topics_max": occupied_topics[2], "seeds": len(group),
                     "metric": group[0]["metric"], "mean": mean, "sd": sd,
                     "train_seconds": float(np.median([c["train_seconds"] for c in group])),
                     "token_iterations_per_second": float(np.median(
                         [c["token_iterations_per_second"] for c in group])),
                     "test_lpd": lpd_mean, "test_lpd_sd": lpd_sd,
-                    "response": group[0]["response"] or TWO_STEP_RESPONSE.get(model, "none")})
+                    "response": group[0]["response"]
+                    or TWO_STEP_RESPONSE.get(grid.model_name(model), "none")})
     return rows
 
 
@@ -458,23 +573,39 @@ def _sd(value) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def _occupied(row: dict) -> str:
+    """The occupied-topics cell of ``row``: "mean (min-max)", "" for a parametric model, "not
+    recorded" for a nonparametric one whose cells predate the record."""
+    if row["occupied_topics"] is not None:
+        return (f"{row['occupied_topics']:.1f} ({row['occupied_topics_min']}-"
+                f"{row['occupied_topics_max']})")
+    return "not recorded" if nonparametric(row["model"]) else ""
+
+
 def markdown_table(rows: list, grid: Grid) -> str:
-    """The table as markdown, with a note on the responses without a density."""
+    """The table as markdown, with notes on the nonparametric models' K and on the responses
+    without a density."""
     chains = f"{grid.chains} chain{'s' if grid.chains != 1 else ''}"
     lines = [f"{chains} x {grid.iterations} iterations per cell, test chains "
              f"{grid.test_burnin} + {grid.test_draws} sweeps, strategy {grid.average}; "
              f"metric and held-out log predictive density per test document (lpd): mean (sd) "
              f"over seeds {grid.seeds}; training seconds and throughput: median over the seeds "
              "(the first seed of a model and K includes compilation).", "",
-             "| data | model | K | metric | mean (sd) | train s | M token-it/s | "
-             "test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|"]
+             "| data | model | sampler | K | occupied topics | metric | mean (sd) | train s | "
+             "M token-it/s | test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lpd = (f"{r['test_lpd']:.4f} ({_sd(r['test_lpd_sd'])})" if r["test_lpd"] is not None
                else "n/a: no likelihood of y" if r["response"] in TWO_STEP_RESPONSE.values()
                else f"n/a: {r['response']} pseudo-likelihood")
-        lines.append(f"| {r['data']} | {r['model']} | {r['topics']} | {r['metric']} | "
+        lines.append(f"| {r['data']} | {r['model']} | {r['sampler']} | {r['topics']} | "
+                     f"{_occupied(r)} | {r['metric']} | "
                      f"{r['mean']:.4f} ({_sd(r['sd'])}) | {r['train_seconds']:.1f} | "
                      f"{r['token_iterations_per_second'] / 1e6:.2f} | {lpd} |")
+    growing = list(dict.fromkeys(r["model"] for r in rows if nonparametric(r["model"])))
+    if growing:
+        lines += ["", f"{', '.join(growing)}: nonparametric, K is the initial number of "
+                  "topics; occupied topics: those in use at the end of the run (the last draw "
+                  "of the num_topics monitor), mean over chains and seeds (range over them)."]
     pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
     if pseudo:
         lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
@@ -483,6 +614,54 @@ def markdown_table(rows: list, grid: Grid) -> str:
                   "likelihood of y with the topics, so they have no log predictive density; "
                   "compare them on the task metric."]
     return "\n".join(lines) + "\n"
+
+
+def plot_series(rows: list, xkey: str) -> tuple:
+    """What a plot of the metric draws for ``rows`` (table rows of one data set) against
+    ``xkey``: ``"topics"`` (metric_vs_topics.png) or ``"train_seconds"`` (metric_vs_time.png).
+
+    Returns ``(series, left_out)``. series: one dict per model, in the rows' order, with
+    ``model``, ``nonparametric`` (bool), ``x`` (K, occupied topics or seconds), ``y`` (the
+    metric's means over seeds), ``yerr`` (its sd over seeds, None with one seed), ``xerr``
+    (``[below, above]`` lists or None), ``notes`` (one annotation per point, or None),
+    ``label`` (the legend's). Against K a nonparametric model is placed at its occupied topics
+    at the end of the run (mean over chains and seeds; xerr: their range) and annotated with
+    its initial K, since its initial K is not its number of topics; one whose cells did not
+    record them is not placed, and ``left_out`` names it. A label names a sampler other than
+    exact (``medlda [light]``)."""
+    series, left_out = [], []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        growing = nonparametric(model)
+        if xkey == "topics" and growing:
+            if any(r["occupied_topics"] is None for r in mine):
+                left_out.append(model)
+                continue
+            mine.sort(key=lambda r: (r["occupied_topics"], r["topics"]))
+            x = [r["occupied_topics"] for r in mine]
+            xerr = [[max(0.0, r["occupied_topics"] - r["occupied_topics_min"]) for r in mine],
+                    [max(0.0, r["occupied_topics_max"] - r["occupied_topics"]) for r in mine]]
+            notes = [f"initial K={r['topics']}" for r in mine]
+            label = f"{model} (at its occupied topics)"
+        else:
+            mine.sort(key=lambda r: r[xkey])
+            x, xerr, label = [r[xkey] for r in mine], None, model
+            if xkey == "topics":
+                notes = None
+            elif growing:
+                notes = [f"K={r['topics']}" + (f"\u2192{r['occupied_topics']:.0f}"
+                                               if r["occupied_topics"] is not None else "")
+                         for r in mine]
+                label = f"{model} (nonparametric: initial K\u2192occupied topics)"
+            else:
+                notes = [f"K={r['topics']}" for r in mine]
+        if SAMPLER_SEP not in model and mine[0]["sampler"] != "exact":
+            label = f"{model} [{mine[0]['sampler']}]" + label[len(model):]
+        sd = [r["sd"] for r in mine]  # None with one seed: no bar
+        series.append({"model": model, "nonparametric": growing, "x": x,
+                       "y": [r["mean"] for r in mine], "yerr": None if None in sd else sd,
+                       "xerr": xerr, "notes": notes, "label": label})
+    return series, left_out
 
 
 def _plots(rows: list, out: Path) -> list:
@@ -501,17 +680,24 @@ def _plots(rows: list, out: Path) -> list:
         fig, axes = plt.subplots(1, len(datas), figsize=(5.5 * len(datas), 4), squeeze=False)
         for ax, data in zip(axes[0], datas):
             here = [r for r in rows if r["data"] == data]
-            for model in dict.fromkeys(r["model"] for r in here):  # grid order
-                mine = sorted((r for r in here if r["model"] == model), key=lambda r: r[xkey])
-                x = [r[xkey] for r in mine]
-                sd = [r["sd"] for r in mine]  # None with one seed: no bar
-                ax.errorbar(x, [r["mean"] for r in mine],
-                            yerr=None if None in sd else sd,
-                            marker="o", capsize=3, label=model)
-                if xkey == "train_seconds":
-                    for r in mine:
-                        ax.annotate(f"K={r['topics']}", (r[xkey], r["mean"]), fontsize=7,
-                                    textcoords="offset points", xytext=(3, 3))
+            series, left_out = plot_series(here, xkey)
+            for s in series:
+                ax.errorbar(s["x"], s["y"], yerr=s["yerr"], xerr=s["xerr"],
+                            marker="D" if s["nonparametric"] else "o",
+                            linestyle="--" if s["nonparametric"] else "-",
+                            capsize=3, label=s["label"])
+                for x, y, note in zip(s["x"], s["y"], s["notes"] or ()):
+                    ax.annotate(note, (x, y), fontsize=7, textcoords="offset points",
+                                xytext=(3, 3))
+            if xkey == "topics" and any(s["nonparametric"] for s in series):
+                xlabel_here = ("number of topics: K, or for the nonparametric models (dashed, "
+                               "diamonds)\ntheir occupied topics at the end (bars: range over "
+                               "chains and seeds)")
+            else:
+                xlabel_here = xlabel
+            if left_out:
+                ax.annotate(f"not shown: {', '.join(left_out)} (nonparametric, occupied topics "
+                            "not recorded)", (0.01, 0.01), xycoords="axes fraction", fontsize=7)
             if xkey == "train_seconds":
                 ax.set_xscale("log")
                 # ticks at 1, 2, 5 x 10^n labelled plainly; within one decade matplotlib
@@ -519,7 +705,7 @@ def _plots(rows: list, out: Path) -> list:
                 ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
                 ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_xlabel(xlabel)
+            ax.set_xlabel(xlabel_here)
             ax.set_ylabel(f"test {here[0]['metric']} (mean, sd over seeds)")
             ax.set_title(data)
             ax.legend(fontsize=8)
@@ -544,7 +730,8 @@ def _trees(grid: Grid, out: Path) -> dict:
                 loaded = [np.load(p) for p in parts]
                 tree = datatree(np.concatenate([z["log_likelihood"] for z in loaded]),
                                 np.concatenate([z["test_score_mean"] for z in loaded]))
-                path = save_datatree(tree, out / "trees" / f"{data}__{model}__K{k}.nc")
+                name = model.replace(":", "+")  # as in cell_name
+                path = save_datatree(tree, out / "trees" / f"{data}__{name}__K{k}.nc")
                 written.add(path.name)
                 trees.setdefault(data, {})[f"{model} K={k}"] = tree
     for stale in (out / "trees").glob("*__*__K*.nc"):  # of an earlier grid in this folder
