@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-__all__ = ["LABEL_INVARIANT", "load_datatree", "save_datatree", "to_datatree"]
+__all__ = ["LABEL_INVARIANT", "as_datatree", "load_datatree", "save_datatree", "to_datatree"]
 
 #: Monitors whose value does not depend on how the topics are labelled: comparable across
 #: chains, hence the ones convergence diagnostics and trace plots use by default.
@@ -242,6 +242,19 @@ def to_datatree(result, prediction=None, test_labels=None) -> xr.DataTree:
     tree = xr.DataTree.from_dict(groups, name=None)
     tree.attrs = attrs
     return tree
+
+
+def as_datatree(tree_or_result) -> xr.DataTree:
+    """What the summary and plot functions take: an ``xarray.DataTree`` as it is, a fit
+    (:class:`topiczoo.fit.FitResult`, or anything with ``draws`` and ``draw_iterations``)
+    through :func:`to_datatree` (its draws only: pass ``to_datatree(result, prediction,
+    test_labels)`` yourself for the predictions). Anything else: a TypeError saying so."""
+    if isinstance(tree_or_result, xr.DataTree):
+        return tree_or_result
+    if hasattr(tree_or_result, "draws") and hasattr(tree_or_result, "draw_iterations"):
+        return to_datatree(tree_or_result)
+    raise TypeError(f"expected an xarray.DataTree from topiczoo.diagnostics.to_datatree(result) "
+                    f"(or the FitResult itself), got {type(tree_or_result).__name__}")
 
 
 # ------------------------------------------------------------------------------ storage

@@ -6,6 +6,8 @@
 * :func:`gelman_rubin_brooks`: the classic shrink factor on growing windows of the whole run
   (burn-in included), the curve of Brooks & Gelman (1998) / coda's ``gelman.plot`` and of
   Figure 3 of the sHDP paper.
+* :func:`rhat`: the R-hat of an array of draws, with one rule for constant and degenerate
+  traces; the two above and ``fit(..., until_rhat=...)`` all compute R-hat with it.
 
 ``eta`` is left out by default: topic labels switch between chains, so its per-topic entries
 are not comparable across chains and its R-hat says nothing about convergence.
@@ -14,16 +16,17 @@ are not comparable across chains and its R-hat says nothing about convergence.
 from __future__ import annotations
 
 import math
+import warnings
 
 import arviz_stats as azs
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from topiczoo.diagnostics.arviz_io import LABEL_INVARIANT
+from topiczoo.diagnostics.arviz_io import LABEL_INVARIANT, as_datatree
 
 __all__ = ["COLUMNS", "DiagnosticUnavailable", "default_var_names", "format_table",
-           "gelman_rubin_brooks", "summary_table", "whole_run"]
+           "gelman_rubin_brooks", "rhat", "rhat_meaning", "summary_table", "whole_run"]
 
 #: Columns of :func:`summary_table`, in order.
 COLUMNS = ("mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "r_hat_classic")
@@ -52,6 +55,63 @@ def default_var_names(tree: xr.DataTree, group: str = "posterior") -> list:
     return [name for name in names if name in present]
 
 
+def rhat(values, method: str = "rank") -> np.ndarray:
+    """R-hat of the draws ``values``, one value per element.
+
+    Args:
+      values: float [C, S, ...]: C chains of S draws, then any element axes (e.g. tasks).
+      method: ``"rank"`` (default): the rank-normalised split R-hat of Vehtari et al. (2021),
+        the larger of bulk and folded (``arviz_stats.rhat(method="rank")``);
+        ``"identity"``: Gelman & Rubin's (1992) classic R-hat on whole chains; or any other
+        method of ``arviz_stats.rhat`` (all but ``"identity"`` split the chains in halves).
+    Returns float64 [...] (a 0-d array for a scalar monitor), with one rule for the traces
+    where R-hat's ratio of variances is degenerate:
+
+      * NaN, undefined: fewer than 2 chains or fewer than 4 draws, or a NaN draw;
+      * 1.0: the element is constant over every chain and draw (a training accuracy of 1
+        throughout): the chains agree exactly, so the 0/0 is read as the value of chains
+        that agree; no evidence against convergence;
+      * inf: every chain (every half chain, for the split methods) is constant but not all
+        at the same value (an HDP's number of topics stuck at 3 in one chain and 4 in the
+        other): zero variance within chains, positive between them, the chains disagree
+        (``arviz_stats`` gave arbitrary large numbers there, 6e15, or divided by zero).
+
+    :func:`summary_table`, :func:`gelman_rubin_brooks` and ``fit(..., until_rhat=...)`` all
+    compute R-hat here. The numerical warnings of these cases are not shown: the value says
+    it (:func:`rhat_meaning`).
+    """
+    x = np.asarray(values, np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"values must be [chains, draws, ...], got shape {x.shape}")
+    num_chains, num_draws = x.shape[:2]
+    if num_chains < 2 or num_draws < 4:
+        return np.full(x.shape[2:], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the degenerate cases, set below
+        r_hat = np.asarray(azs.rhat(np.moveaxis(x, (0, 1), (-2, -1)), method=method,
+                                    chain_axis=-2, draw_axis=-1), np.float64)
+    half = num_draws // 2
+    parts = [x] if method == "identity" else [x[:, :half], x[:, num_draws - half:]]
+    # np.max / np.min propagate NaN, so a NaN draw is neither constant nor stuck (stays NaN)
+    stuck = np.logical_and.reduce([(p.max(axis=1) == p.min(axis=1)).all(axis=0)
+                                   for p in parts])
+    constant = x.max(axis=(0, 1)) == x.min(axis=(0, 1))
+    return np.where(constant, 1.0, np.where(stuck, np.inf, r_hat))
+
+
+def rhat_meaning(value: float) -> str:
+    """What an R-hat of :func:`rhat` that is not a finite number means, in plain words
+    (``""`` for a finite one): for warnings and table legends."""
+    if math.isnan(value):
+        return ("nan means R-hat is undefined: fewer than 2 chains or fewer than 4 draws, "
+                "or a NaN draw")
+    if math.isinf(value):
+        return ("inf means every chain stayed at one constant value, in each half of its "
+                "draws for the split rank R-hat, but not all at the same value: zero variance "
+                "within chains and some between them, so the chains (or the halves of a "
+                "chain) disagree, and will go on disagreeing as long as they do not move")
+    return ""
+
+
 def _select(tree: xr.DataTree, var_names, group: str) -> xr.Dataset:
     if group not in tree.children:
         raise DiagnosticUnavailable(f"the tree has no {group!r} group (groups: "
@@ -74,7 +134,8 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
 
     Args:
       tree: a DataTree from :func:`topiczoo.diagnostics.to_datatree` (or any with a group of
-        ``(chain, draw, ...)`` variables).
+        ``(chain, draw, ...)`` variables), or a :class:`topiczoo.fit.FitResult`, converted
+        with ``to_datatree``.
       var_names: variables to summarise; default the label-invariant monitors present
         (:data:`topiczoo.diagnostics.LABEL_INVARIANT`).
       group: ``"posterior"`` (default) or ``"warmup_posterior"``.
@@ -88,16 +149,19 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
       * ``r_hat_classic``: ``arviz_stats.rhat(method="identity")``, Gelman & Rubin's (1992)
         potential scale reduction factor on whole chains, neither split nor rank-normalised,
         sqrt(((n-1)/n W + B/n) / W) (without the (m+1)/m and degrees-of-freedom corrections).
-    R-hat needs at least 2 chains and 4 draws (NaN otherwise). A constant trace has R-hat NaN
-    (inf where chains are stuck at different values) and ESS equal to its number of draws
-    (arviz-stats' convention: there is no autocorrelation to measure), so judge a constant
-    monitor (train accuracy 1) by its R-hat, not its ESS. A NaN draw makes every column of its
-    monitor NaN.
+    Both R-hats come from :func:`rhat`, whose rule for degenerate traces they follow: NaN
+    with fewer than 2 chains or 4 draws, 1 for a monitor constant over all chains and draws
+    (train accuracy 1), inf where the chains are stuck at different constant values. A
+    constant trace also has ESS equal to its number of draws (arviz-stats' convention: there
+    is no autocorrelation to measure) and sd 0. A NaN draw makes every column of its monitor
+    NaN; a single draw makes its sd, MCSE and ESS NaN (they need 2).
     Raises :class:`DiagnosticUnavailable` if the group or every monitor is missing, KeyError
     for a requested variable that is not there.
     """
-    ds = _select(tree, var_names, group)
-    with np.errstate(divide="ignore", invalid="ignore"):  # constant traces: NaN, said in doc
+    ds = _select(as_datatree(tree), var_names, group)
+    # a single draw or a constant trace: NaN or a documented value, without numpy's warnings
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Degrees of freedom <= 0", RuntimeWarning)
         stats = _statistics(ds)
     rows, labels = [], []
     for name in ds.data_vars:
@@ -116,26 +180,18 @@ def _statistics(ds: xr.Dataset) -> dict:
         "mcse_mean": azs.mcse(ds, sample_dims=dims, method="mean"),
         "ess_bulk": azs.ess(ds, sample_dims=dims, method="bulk"),
         "ess_tail": azs.ess(ds, sample_dims=dims, method="tail"),
-        "r_hat": _stuck_is_inf(azs.rhat(ds, sample_dims=dims, method="rank"), ds, split=True),
-        "r_hat_classic": _stuck_is_inf(azs.rhat(ds, sample_dims=dims, method="identity"), ds,
-                                       split=False),
+        "r_hat": _rhat_dataset(ds, "rank"),
+        "r_hat_classic": _rhat_dataset(ds, "identity"),
     }
 
 
-def _stuck_is_inf(r_hat: xr.Dataset, ds: xr.Dataset, *, split: bool) -> xr.Dataset:
-    """R-hat set to inf where every chain (every half chain when ``split``) is constant and
-    the chains do not all agree: the between-chain variance is positive and the within-chain
-    variance zero, so R-hat is infinite, where the rank R-hat otherwise gave arbitrary large
-    numbers (6e15 for an sHDP's number of topics stuck at 3 in one chain and 4 in the other)."""
-    n = ds.sizes["draw"]
-    if n < 4 or ds.sizes["chain"] < 2:  # R-hat is undefined (NaN), whatever the draws are
-        return r_hat
-    parts = [ds.isel(draw=slice(0, n // 2)), ds.isel(draw=slice(n - n // 2, None))] if split \
-        else [ds]
-    constant = [(part.max("draw") == part.min("draw")).all("chain") for part in parts]
-    stuck = constant[0] if len(constant) == 1 else constant[0] & constant[1]
-    stuck = stuck & (ds.max(list(_SAMPLE_DIMS)) > ds.min(list(_SAMPLE_DIMS)))
-    return r_hat.where(~stuck, np.inf)
+def _rhat_dataset(ds: xr.Dataset, method: str) -> xr.Dataset:
+    """:func:`rhat` of every variable of ``ds``, with the variables' element dims."""
+    out = {}
+    for name, da in ds.data_vars.items():
+        da = da.transpose(*_SAMPLE_DIMS, ...)
+        out[name] = da.isel(chain=0, draw=0, drop=True).copy(data=rhat(da.values, method))
+    return xr.Dataset(out)
 
 
 def _element_values(name: str, da: xr.DataArray):
@@ -163,8 +219,8 @@ def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
     """Plain-text table of :func:`summary_table` for terminals.
 
     Rows whose rank R-hat is at least ``flag`` are marked with ``*`` in a last column, rows
-    where it is undefined (constant trace, one chain, < 4 draws) with ``?``; a legend line
-    below the table explains the marks used.
+    where it is undefined (one chain, < 4 draws, NaN draws: NaN, see :func:`rhat`) with
+    ``?``; legend lines below the table explain the marks used and an infinite R-hat.
     """
     columns = list(table.columns)
     header = ["monitor", *columns, ""]
@@ -186,8 +242,9 @@ def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
     if "*" in marks:
         out.append(f"* rank R-hat >= {flag}: chains disagree, not converged by this monitor")
     if "?" in marks:
-        out.append("? R-hat undefined: constant trace, a single chain, fewer than 4 draws or "
-                   "NaN draws")
+        out.append("? R-hat undefined: a single chain, fewer than 4 draws or NaN draws")
+    if "r_hat" in table.columns and np.isposinf(table["r_hat"].to_numpy(float)).any():
+        out.append(f"R-hat {rhat_meaning(math.inf)}")
     return "\n".join(out)
 
 
@@ -214,9 +271,10 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
                         window: str = "half", method: str = "identity"):
     """Gelman-Rubin shrink factor against iteration (Brooks & Gelman 1998), whole run.
 
-    The draws of ``warmup_posterior`` and ``posterior`` are joined. At ``num_points`` end
-    points evenly spaced over the run, the shrink factor is computed by
-    ``arviz_stats.rhat(method=method)`` (default ``"identity"``: classic Gelman-Rubin) on
+    ``tree``: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult
+    itself. The draws of ``warmup_posterior`` and ``posterior`` are joined. At
+    ``num_points`` end points evenly spaced over the run, the shrink factor is computed by
+    :func:`rhat` with ``method`` (default ``"identity"``: classic Gelman-Rubin) on
 
     * ``window="half"`` (default): the second half of the draws up to the end point, as
       coda's ``gelman.plot`` and Brooks & Gelman do. The first half of each window plays the
@@ -228,6 +286,8 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
     * ``window="full"``: all draws up to the end point.
 
     The first end point is the smallest one whose window holds at least 4 draws per chain.
+    Degenerate windows follow :func:`rhat`'s rule (1 where the monitor is constant, inf
+    where the chains are stuck at different values).
 
     Returns ``(iterations, shrink_factor)``: int [P] iteration of each end point (from the
     ``iteration`` coordinate) and float [P, ...] the shrink factor there (extra axes for a
@@ -236,7 +296,7 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
     """
     if num_points < 1:
         raise ValueError(f"num_points must be >= 1, got {num_points}")
-    da = whole_run(tree, var_name).astype(np.float64)
+    da = whole_run(as_datatree(tree), var_name).astype(np.float64)
     if da.sizes["chain"] < 2:
         raise DiagnosticUnavailable("the shrink factor needs at least 2 chains")
     da = da.transpose("chain", "draw", ...)
@@ -249,9 +309,6 @@ def gelman_rubin_brooks(tree: xr.DataTree, var_name: str, num_points: int = 20, 
     ends = np.unique(np.round(np.linspace(first, num_draws, num_points)).astype(np.int64))
     starts = _window_starts(ends, window)
     values = da.values
-    curve = np.stack([
-        np.asarray(azs.rhat(np.moveaxis(values[:, s:e], (0, 1), (-2, -1)), method=method,
-                            chain_axis=-2, draw_axis=-1))
-        for s, e in zip(starts, ends, strict=True)])
+    curve = np.stack([rhat(values[:, s:e], method) for s, e in zip(starts, ends, strict=True)])
     iterations = np.asarray(da["iteration"].values[ends - 1], np.int64)
     return iterations, curve

@@ -1,6 +1,7 @@
 """Diagnostic plots of a fit's DataTree, in ArviZ's style (arviz-plots 1.x + matplotlib).
 
-Every plot function takes the tree and returns what it drew, writing nothing:
+Every plot function takes the tree (or the FitResult itself, converted with
+:func:`topiczoo.diagnostics.to_datatree`) and returns what it drew, writing nothing:
 
 * :func:`plot_trace`, :func:`plot_rank`, :func:`plot_autocorr`: an
   ``arviz_plots.PlotCollection`` from ArviZ's own ``plot_trace`` / ``plot_trace_dist``,
@@ -23,13 +24,14 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import arviz_stats as azs
 import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
-from topiczoo.diagnostics.arviz_io import topics_label
+from topiczoo.diagnostics.arviz_io import as_datatree, topics_label
 from topiczoo.diagnostics.convergence import (
     DiagnosticUnavailable,
     default_var_names,
@@ -152,12 +154,16 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     """Trace plot, one row per monitor (and element), chains in colours, against iteration.
 
     ``kind`` "kde", "hist" or "ecdf": ``arviz_plots.plot_trace_dist`` (``compact=False``), a
-    column of per-chain marginals (of that kind) next to the traces. ``kind=None``:
+    column of per-chain marginals (of that kind) next to the traces; an integer-valued
+    monitor (``num_topics``, the number of occupied topics) has a histogram with a bin per
+    integer there instead of a KDE (``"kde"``, ``"hist"``; its ECDF is already a step
+    function). ``kind=None``:
     ``arviz_plots.plot_trace``, the traces only: the better choice with ``include_warmup``,
     where a density of the whole run would mix the burn-in transient into the marginal. The
     x axis is the ``iteration`` coordinate.
 
     Args:
+      tree: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult.
       var_names: default the label-invariant monitors present in ``posterior``.
       include_warmup: plot the whole run (``warmup_posterior`` and ``posterior`` joined,
         the end of burn-in dotted) instead of the posterior draws only.
@@ -165,6 +171,7 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     """
     import arviz_plots as azp
 
+    tree = as_datatree(tree)
     # the whole run of a fit that is all burn-in has no posterior group: its names then
     names = _var_names(tree, var_names, "warmup_posterior" if include_warmup and
                        "posterior" not in tree.children else "posterior")
@@ -181,17 +188,10 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
                             figure_kwargs={"figsize": (10, 1.7 * rows + 0.8)})
         column = None
     else:
-        stats = None
-        if kind == "hist" and any(float(ds[v].max() - ds[v].min()) == 0 for v in names):
-            # a constant monitor (train accuracy 1) makes the automatic bin width 0, and
-            # arviz-stats' histogram fails: give a number of bins
-            stats = {"dist": {"bins": int(np.clip(np.sqrt(ds.sizes["draw"]), 5, 30))}}
-        with warnings.catch_warnings():  # a constant monitor (accuracy 1) has no density
-            warnings.filterwarnings("ignore", message="Your data appears to have a single")
-            pc = azp.plot_trace_dist(data, var_names=names, labeller=_labeller(),
-                                     compact=False, kind=kind, visuals={"trace": trace},
-                                     stats=stats,
-                                     figure_kwargs={"figsize": (12, 1.9 * rows + 0.8)})
+        pc = azp.plot_trace_dist(data, var_names=names, labeller=_labeller(),
+                                 compact=False, kind=kind, visuals={"trace": trace},
+                                 stats={"dist": _marginals(ds, names, kind)},
+                                 figure_kwargs={"figsize": (12, 1.9 * rows + 0.8)})
         column = "trace"
     pc.add_legend("chain")
     axes = _plot_axes(pc, names, column)
@@ -207,6 +207,36 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     return pc
 
 
+def _marginals(ds: xr.Dataset, names, kind: str) -> xr.Dataset:
+    """The per-chain marginals of ``names`` for the ``dist`` column of
+    ``arviz_plots.plot_trace_dist``, computed here (arviz-plots takes them precomputed, each
+    variable with its own ``kind`` attribute): an integer-valued monitor as a histogram with
+    a bin per integer (wider bins beyond 50 values) unless ``kind`` is "ecdf"; the others as
+    ``kind``, by the arviz-stats function arviz-plots itself calls. A float monitor's
+    histogram gets a number of bins when it is constant (train accuracy 1), whose automatic
+    bin width of 0 makes arviz-stats fail."""
+    functions = {"kde": azs.kde, "hist": azs.histogram, "ecdf": azs.ecdf}
+    if kind not in functions:
+        raise ValueError(f"kind must be 'kde', 'hist', 'ecdf' or None, got {kind!r}")
+    out = {}
+    for name in names:
+        da = ds[name]
+        this, kwargs = kind, {}
+        if da.dtype.kind in "iu" and kind != "ecdf":
+            low, high = int(da.min()), int(da.max())
+            step = max(1, math.ceil((high - low + 1) / 50))
+            edges = xr.DataArray(np.arange(low, high + step + 1, step) - 0.5,
+                                 dims=f"edges_dim_{name}")
+            this, kwargs = "hist", {"bins": xr.broadcast(edges, da.isel(draw=0, drop=True))[0]}
+        elif kind == "hist" and float(da.max() - da.min()) == 0:
+            kwargs = {"bins": int(np.clip(np.sqrt(da.sizes["draw"]), 5, 30))}
+        with warnings.catch_warnings():  # a constant monitor (accuracy 1) has no density
+            warnings.filterwarnings("ignore", message="Your data appears to have a single")
+            out[name] = functions[this](da, dim="draw", **kwargs)
+        out[name].attrs["kind"] = this
+    return xr.Dataset(out)
+
+
 # ------------------------------------------------------------------------------ rank
 
 
@@ -217,6 +247,7 @@ def plot_rank(tree: xr.DataTree, *, var_names=None):
     of arviz-stats' multi-chain uniformity test (small: the chains disagree), and a grey halo
     under a curve marks the ranks that test flags as suspicious. Posterior draws only.
 
+    tree: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult.
     var_names: default the label-invariant monitors present, less those constant over all
     posterior draws (e.g. a training accuracy stuck at 1), whose ranks are all ties.
     Returns the ``arviz_plots.PlotCollection``. Raises :class:`DiagnosticUnavailable` for a
@@ -224,6 +255,7 @@ def plot_rank(tree: xr.DataTree, *, var_names=None):
     """
     import arviz_plots as azp
 
+    tree = as_datatree(tree)
     names = _var_names(tree, var_names)
     post = tree["posterior"]
     if post.sizes["chain"] < 2:
@@ -292,10 +324,12 @@ def plot_gelman_rubin_brooks(tree: xr.DataTree, *, var_names=None, num_points: i
     are often 10-100 times the converged 1).
 
     Args:
+      tree: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult.
       var_names: monitors to plot, each in the tree (else KeyError); default those of
         ``eta_norm`` and ``log_likelihood`` that the tree has (an unsupervised model has no
         ``eta_norm``; none: :class:`DiagnosticUnavailable`, as with fewer than 2 chains).
     Returns the matplotlib ``Figure``."""
+    tree = as_datatree(tree)
     present = monitors_in_draws(tree)
     if var_names is None:
         names = [v for v in GRB_DEFAULT if v in present]
@@ -366,6 +400,7 @@ def plot_autocorr(tree: xr.DataTree, *, var_names=None, max_lag: int = 50,
     switched off (``visuals={"credible_interval": False}``).
 
     Args:
+      tree: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult.
       var_names: default the label-invariant monitors present in ``group``, less those
         constant over all its draws (no autocorrelation is defined).
       max_lag: largest lag shown, in draws (clipped to the number of draws - 1). With
@@ -377,6 +412,7 @@ def plot_autocorr(tree: xr.DataTree, *, var_names=None, max_lag: int = 50,
 
     if isinstance(max_lag, bool) or not isinstance(max_lag, (int, np.integer)) or max_lag < 1:
         raise ValueError(f"max_lag must be an integer >= 1 (draws), got {max_lag!r}")
+    tree = as_datatree(tree)
     names = _var_names(tree, var_names, group)
     ds = tree[group]
     if var_names is None:

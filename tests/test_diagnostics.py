@@ -4,6 +4,7 @@ All but the last test use synthetic FitResult-like objects (no model fit).
 """
 
 import types
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -28,6 +29,7 @@ from topiczoo.diagnostics import (
     to_datatree,
     write_report,
 )
+from topiczoo.diagnostics.convergence import rhat, rhat_meaning
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -252,13 +254,13 @@ def test_rhat_large_for_stuck_chains():
 def test_rhat_infinite_for_constant_chains_that_differ():
     """Each chain constant, chains not all equal (an sHDP's number of topics stuck at 3 in
     one chain and 4 in the other): R-hat is infinite, not arviz_stats' arbitrary large number;
-    chains that are all equal keep arviz_stats' value; a chain that jumps once between its
-    halves is constant in each half, so only the split (rank) R-hat is infinite."""
+    chains that are all equal have R-hat 1; a chain that jumps once between its halves is
+    constant in each half, so only the split (rank) R-hat is infinite."""
     stuck = summary_table(tree_of(np.repeat([[3.0], [4.0]], 40, axis=1)))
     assert np.isposinf(stuck["r_hat"]).all() and np.isposinf(stuck["r_hat_classic"]).all()
-    assert "inf" in format_table(stuck)
+    assert "inf" in format_table(stuck) and "zero variance within chains" in format_table(stuck)
     same = summary_table(tree_of(np.full((2, 40), 3.0)))
-    assert not np.isposinf(same["r_hat"]).any()
+    assert (same["r_hat"] == 1).all() and (same["r_hat_classic"] == 1).all()
     jump = np.repeat([[3.0], [3.0]], 40, axis=1)
     jump[0, 20:] = 4.0
     jumped = summary_table(tree_of(jump))
@@ -285,14 +287,18 @@ def test_summary_table_defaults_to_label_invariant_monitors_and_expands_elements
 def test_format_table_lists_monitors_and_marks():
     rng = np.random.default_rng(8)
     values = rng.standard_normal((4, 200)) + np.array([0.0, 0.0, 5.0, 5.0])[:, None]
-    tree = to_datatree(fake_result({"eta_norm": values, "train_accuracy": np.ones((4, 200))},
-                                   np.arange(1, 201), 0))
+    with_nan = rng.standard_normal((4, 200))
+    with_nan[2, 7] = np.nan
+    tree = to_datatree(fake_result({"eta_norm": values, "train_accuracy": np.ones((4, 200)),
+                                    "train_loss": with_nan}, np.arange(1, 201), 0))
     text = format_table(summary_table(tree))
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["monitor", "mean"] and "r_hat_classic" in lines[0]
     eta_line = next(line for line in lines if line.startswith("eta_norm"))
     acc_line = next(line for line in lines if line.startswith("train_accuracy"))
-    assert eta_line.endswith("*") and acc_line.endswith("?")
+    loss_line = next(line for line in lines if line.startswith("train_loss"))
+    # a constant monitor has R-hat 1 (the chains agree), no mark; a NaN draw: undefined
+    assert eta_line.endswith("*") and acc_line.endswith("1.000") and loss_line.endswith("?")
     assert "not converged" in text and "undefined" in text
 
 
@@ -674,3 +680,100 @@ def test_to_datatree_takes_class_ids_of_a_multiclass_prediction():
     tree = to_datatree(result, prediction, np.array([0, 2, 1, 1, 0]))  # it was refused
     np.testing.assert_array_equal(tree["observed_data"]["y"].values,
                                   [[1, 0, 0, 0, 1], [0, 0, 1, 1, 0], [0, 1, 0, 0, 0]])
+
+
+# ------------------------------------------------------------------------------ review 2
+
+
+def test_rhat_one_rule_for_degenerate_traces():
+    """rhat() is the one R-hat of summary_table, gelman_rubin_brooks and fit(until_rhat=...):
+    1 for a trace constant and equal in every chain (it was NaN in the table and 1 in
+    until_rhat), inf for chains stuck at different constant values, NaN when undefined."""
+    rng = np.random.default_rng(20)
+    values = np.stack([rng.normal(size=(2, 40)),          # mixing
+                       np.full((2, 40), 3.0),              # constant, chains agree
+                       np.repeat([[3.0], [4.0]], 40, 1)],  # stuck at 3 and at 4
+                      axis=-1)                             # [C, S, 3 elements]
+    for method in ("rank", "identity"):
+        r = rhat(values, method)
+        assert r.shape == (3,) and r[0] < 1.2 and r[1] == 1.0 and np.isposinf(r[2])
+    jump = np.full((2, 40), 3.0)
+    jump[:, 20:] = 4.0  # every chain jumps at the same iteration: not stationary
+    assert np.isposinf(rhat(jump)) and rhat(jump, "identity") < 1  # identical chains
+    with_nan = np.full((2, 40), 3.0)
+    with_nan[1, 5] = np.nan
+    for undefined in (np.full((1, 40), 3.0), np.full((2, 3), 3.0), with_nan):
+        assert np.isnan(rhat(undefined))
+    assert rhat_meaning(1.0) == "" and "undefined" in rhat_meaning(float("nan"))
+    assert "zero variance within chains" in rhat_meaning(float("inf"))
+    # the table's two columns are rhat()'s, element by element
+    table = summary_table(tree_of(values[..., 2]))
+    assert np.isposinf(table.loc["eta_norm", "r_hat"])
+    constant = summary_table(tree_of(values[..., 1]))
+    assert (constant[["r_hat", "r_hat_classic"]] == 1.0).all(axis=None)
+
+
+def test_no_numerical_warnings_from_short_single_chain_or_stuck_runs():
+    """numpy's 'Degrees of freedom <= 0' (a single draw) and arviz-stats' 'divide by zero'
+    (chains stuck at different values) leaked to users; the results say it (NaN, inf)."""
+    rng = np.random.default_rng(21)
+    stuck = np.repeat([[3.0], [4.0]], 40, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for shape in ((1, 1), (1, 2), (2, 1), (2, 2), (1, 5)):
+            table = summary_table(tree_of(rng.normal(size=shape)))
+            assert np.isnan(table["r_hat"]).all()
+            format_table(table)
+        assert np.isposinf(summary_table(tree_of(stuck))["r_hat"]).all()
+        _, curve = gelman_rubin_brooks(tree_of(stuck), "eta_norm", num_points=4)
+        assert np.isposinf(curve).all()
+        assert np.isposinf(rhat(stuck))
+
+
+def test_plot_and_summary_functions_take_a_fit_result(no_open_figures):
+    """plot_trace(result) failed with AttributeError 'FitResult' object has no attribute
+    'children': every function taking a tree takes the fit too (through to_datatree), and
+    anything else is a TypeError that says what to pass."""
+    rng = np.random.default_rng(22)
+    draws = supervised_draws(rng, num_draws=40, num_tasks=1)
+    result = fake_result(draws, np.arange(1, 41), num_burnin=20)
+    tree = to_datatree(result)
+    pc = plot_trace(result)
+    assert "eta_norm" in pc.viz["plot"].data_vars
+    plot_rank(result)
+    plot_autocorr(result)
+    plot_gelman_rubin_brooks(result)
+    plt.close("all")
+    assert summary_table(result).equals(summary_table(tree))
+    np.testing.assert_array_equal(gelman_rubin_brooks(result, "eta_norm")[1],
+                                  gelman_rubin_brooks(tree, "eta_norm")[1])
+    for function in (plot_trace, plot_rank, plot_autocorr, plot_gelman_rubin_brooks,
+                     summary_table):
+        with pytest.raises(TypeError, match=r"to_datatree\(result\)"):
+            function(tree["posterior"].to_dataset())
+    with pytest.raises(TypeError, match="got dict"):
+        gelman_rubin_brooks({"eta_norm": 1}, "eta_norm")
+
+
+def test_plot_trace_shows_an_integer_monitor_as_a_histogram(plot_tree, no_open_figures):
+    """num_topics (occupied topics of an HDP, int) had a KDE; now a histogram with a bin per
+    integer, the float monitors keeping their KDE (kind "kde") or histogram (kind "hist")."""
+    rng = np.random.default_rng(23)
+    tree = plot_tree.copy()
+    post = tree["posterior"].to_dataset()
+    tree["posterior"] = post.assign(num_topics=(("chain", "draw"),
+                                                rng.integers(3, 7, (4, 30)).astype(np.int32)))
+    names = ["eta_norm", "num_topics"]
+    for kind in ("kde", "hist"):
+        pc = plot_trace(tree, var_names=names, kind=kind)
+        dist = pc.viz["plot"]["num_topics"].sel(column="dist").item()
+        edges = np.unique(np.concatenate([line.get_xdata() for line in dist.lines]))
+        np.testing.assert_array_equal(edges, [2.5, 3.5, 4.5, 5.5, 6.5])  # a bin per integer
+        eta = pc.viz["plot"]["eta_norm"].sel(column="dist").item()
+        points = len(eta.lines[0].get_xdata())
+        assert points > 100 if kind == "kde" else points < 40  # KDE grid / histogram steps
+    pc = plot_trace(tree, var_names=names, kind="ecdf")  # an ECDF is a step function anyway
+    dist = pc.viz["plot"]["num_topics"].sel(column="dist").item()
+    assert len(dist.lines[0].get_xdata()) > 10
+    with pytest.raises(ValueError, match="kind must be"):
+        plot_trace(tree, kind="violin")

@@ -2,6 +2,8 @@
 
 import importlib
 import json
+import types
+import warnings
 
 import numpy as np
 import pytest
@@ -11,8 +13,10 @@ from chains import small_corpus
 from test_cli_fuzz import _tiny_dataset
 from topiczoo.cli import main
 from topiczoo import ConvergenceWarning
-from topiczoo.fit import _extended_stages, fit
+from topiczoo.diagnostics import summary_table, to_datatree
+from topiczoo.fit import _convergence, _extended_stages, fit
 from topiczoo.models import gslda
+from topiczoo.models.shdp import shdp_hinge
 
 fit_module = importlib.import_module("topiczoo.fit")  # the package exports the function ``fit``
 SETTINGS = dict(num_chains=2, num_iterations=8, num_snapshots=2, chunk=4, progress=False)
@@ -117,3 +121,70 @@ def test_command_line(monkeypatch, tmp_path, capsys):
                           "--max-iterations must be >= --iterations=8")):
         assert main(argv + bad) == 2
         assert message in capsys.readouterr().err
+
+
+def _agree(check, table):
+    """until_rhat's R-hats and the summary table's rank R-hat, monitor by monitor."""
+    for label, value in check["rhat"].items():
+        np.testing.assert_equal(value, table.loc[label, "r_hat"], err_msg=label)
+
+
+def test_until_rhat_and_the_summary_table_agree_on_constant_monitors():
+    """The review's run: train_accuracy constant at 1 in both chains had R-hat 1 in
+    result.convergence and NaN ('?') in the summary table; both are now rhat()'s 1."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = fit(shdp_hinge(5), small_corpus(), num_chains=2, num_iterations=4,
+                     until_rhat=1.05, max_iterations=16, progress=False)
+    check = result.convergence
+    table = summary_table(to_datatree(result))
+    _agree(check, table)
+    assert check["rhat"]["train_accuracy"] == table.loc["train_accuracy", "r_hat"] == 1.0
+
+
+def _fake_run(**draws):
+    """What _convergence reads of a FitResult: 2 chains of 8 draws after burn-in 4."""
+    return types.SimpleNamespace(label_invariant=tuple(draws), draws=draws,
+                                 draw_iterations=np.arange(1, 13), iterations_done=12,
+                                 num_burnin=4, model=types.SimpleNamespace(
+                                     describe=lambda: {"model": "toy"}),
+                                 seed=0, num_chains=2, train_seconds=1.0, sampler="exact",
+                                 token_iterations_per_second=1.0)
+
+
+def test_constant_monitors_in_the_convergence_check():
+    """Constant and equal in every chain: R-hat 1, no evidence against convergence;
+    constant but different across chains: inf, not converged; too few draws: NaN, not
+    converged, and the worst. The summary table says the same."""
+    rng = np.random.default_rng(1)
+    mixing = rng.normal(size=(2, 12))
+    same = _fake_run(eta_norm=mixing, train_accuracy=np.ones((2, 12)))
+    check = _convergence(same, 1.5, 4, 12)
+    assert check["rhat"]["train_accuracy"] == 1.0 and check["converged"]
+    stuck = _fake_run(eta_norm=mixing, num_topics=np.repeat([[3], [4]], 12, axis=1))
+    check = _convergence(stuck, 1.5, 4, 12)
+    assert check["worst"] == "num_topics" and np.isposinf(check["rhat"]["num_topics"])
+    assert not check["converged"]
+    _agree(check, summary_table(to_datatree(stuck)))
+    short = _convergence(same, 1.5, 10, 12)  # 2 draws
+    assert np.isnan(short["rhat"][short["worst"]]) and not short["converged"]
+
+
+def test_the_warning_says_what_an_infinite_rhat_means(monkeypatch):
+    """hdp-glm's num_topics stuck at a different value in each chain: 'inf >= 1.05' with no
+    explanation; the warning now says it in words."""
+    real = fit_module._convergence
+    stuck = np.repeat([[3], [4]], 32, axis=1)
+
+    def stuck_topics(result, threshold, num_burnin, num_iterations):
+        run = types.SimpleNamespace(label_invariant=("num_topics",),
+                                    draws={"num_topics": stuck[:, :len(result.draw_iterations)]},
+                                    draw_iterations=result.draw_iterations,
+                                    iterations_done=result.iterations_done)
+        return real(run, threshold, num_burnin, num_iterations)
+
+    monkeypatch.setattr(fit_module, "_convergence", stuck_topics)
+    with pytest.warns(ConvergenceWarning, match=r"R-hat of num_topics is inf >= 1.05; inf "
+                                                r"means every chain stayed at one constant "
+                                                r"value.*zero variance within chains"):
+        fit(gslda(3), small_corpus(), until_rhat=1.05, max_iterations=16, **SETTINGS)

@@ -46,7 +46,6 @@ import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-import arviz_stats as azs
 import jax
 import numpy as np
 from numpyro.infer import MCMC
@@ -98,8 +97,11 @@ class FitResult:
       (``num_iterations``, ``num_burnin``, ``num_snapshots``, ``snapshot_lag``, ``thinning``).
     train_seconds: wall time of the sampling, compile time included.
     convergence: with ``fit(..., until_rhat=...)``, the last convergence check: ``rhat``
-      (rank R-hat of every label-invariant monitor element), ``worst`` (the name of the
-      largest), ``converged``, ``iteration`` and ``until_rhat``; empty otherwise.
+      (rank R-hat of every label-invariant monitor element, by
+      :func:`topiczoo.diagnostics.convergence.rhat` as in the summary table: 1 for a monitor
+      constant and equal in all chains, inf for chains stuck at different constant values,
+      NaN if undefined), ``worst`` (the name of the largest, NaN first), ``converged``,
+      ``iteration`` and ``until_rhat``; empty otherwise.
     """
 
     model: object
@@ -163,13 +165,16 @@ def enable_compilation_cache(path=None) -> str | None:
     return str(path)
 
 
-def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_lag=None):
+def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_lag=None,
+                        thinning=1):
     """Iterations at which :func:`fit` takes its snapshots (sorted list).
 
     With ``snapshot_lag`` L: B + L, B + 2L, ... up to ``num_iterations``, plus
     ``num_iterations`` itself (the averaging paper's T_TR = {i in (B, T]: (i - B) mod L = 0},
     with the last iteration added). Otherwise ``num_snapshots`` points evenly spaced over
-    (B, T], the last at T.
+    (B, T], the last at T, each rounded up to a multiple of ``thinning`` (at most T; points
+    that meet are merged, so fewer than ``num_snapshots`` when T - B < num_snapshots x
+    thinning).
     """
     post = num_iterations - num_burnin
     if post <= 0:
@@ -177,8 +182,12 @@ def snapshot_iterations(num_iterations, num_burnin, num_snapshots=5, snapshot_la
     if snapshot_lag is not None:
         return sorted(set(range(num_burnin + snapshot_lag, num_iterations + 1, snapshot_lag))
                       | {num_iterations})
-    return sorted({num_burnin + math.ceil(post * (i + 1) / num_snapshots)
-                   for i in range(num_snapshots)})
+    return sorted({min(num_iterations, _round_up(num_burnin + math.ceil(
+        post * (i + 1) / num_snapshots), thinning)) for i in range(num_snapshots)})
+
+
+def _round_up(iteration: int, thinning: int) -> int:
+    return -(-iteration // thinning) * thinning
 
 
 #: Early chunk ends, so that progress (and a first time estimate) comes from the start.
@@ -194,19 +203,26 @@ def _chunk_ends(num_iterations, num_burnin, snapshot_points, chunk, thinning=1) 
     return sorted(e for e in ends if 0 < e <= num_iterations)
 
 
-def _chunks(start, num_iterations, num_burnin, snapshot_points, chunk, thinning) -> list:
+def _chunks(start, num_iterations, num_burnin, snapshot_points, chunk, thinning,
+            length_name="num_iterations") -> list:
     """(start, end) of the chunks that run a chain from iteration ``start`` on to
-    ``num_iterations`` (:func:`_chunk_ends`); a ValueError if one is not a whole number of
-    ``thinning`` steps, since every chunk keeps every ``thinning``-th draw."""
+    ``num_iterations`` (:func:`_chunk_ends`); a ValueError naming the settings that are not
+    multiples of ``thinning`` (``num_iterations`` as ``length_name``) if a chunk is not a
+    whole number of ``thinning`` steps, since every chunk keeps every ``thinning``-th draw."""
     ends = [e for e in _chunk_ends(num_iterations, num_burnin, snapshot_points, chunk, thinning)
             if e > start]
     chunks = list(zip([start] + ends[:-1], ends))
     for a, b in chunks:
         if (b - a) % thinning:
+            named = [(length_name, num_iterations), ("num_burnin", num_burnin),
+                     ("chunk", chunk), ("the start iteration", start)]
+            off = [f"{name} ({value})" for name, value in named if value % thinning]
+            points = [p for p in snapshot_points if p % thinning and p != num_iterations]
+            off += [f"the snapshot iterations {points}"] if points else []
             raise ValueError(f"thinning {thinning} does not divide the chunk of iterations "
-                             f"{a + 1}-{b}: chunk ({chunk}), num_burnin ({num_burnin}) and the "
-                             f"snapshot iterations {list(snapshot_points)} must be multiples of "
-                             "thinning")
+                             f"{a + 1}-{b}: every chunk must end on a multiple of thinning; "
+                             f"not multiples of {thinning}: {', '.join(off)} (left at their "
+                             "defaults, num_burnin, chunk and the snapshot iterations are)")
     return chunks
 
 
@@ -252,9 +268,10 @@ def _compiled_snapshot(snapshot):
 
 
 def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
-        num_iterations: int = 200, num_burnin: int | None = None, num_snapshots: int = 5,
+        num_iterations: int = 200, num_burnin: int | None = None,
+        num_snapshots: int | None = None,
         snapshot_lag: int | None = None, thinning: int = 1, seed: int = 0,
-        chain_method: str = "vectorized", chunk: int = 50, progress: bool = True,
+        chain_method: str = "vectorized", chunk: int | None = None, progress: bool = True,
         checkpoint: str | os.PathLike | None = None, callback=None,
         compilation_cache: bool = True, until_rhat: float | None = None,
         max_iterations: int | None = None, start: FitResult | None = None) -> FitResult:
@@ -269,17 +286,27 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         canonical name.
       num_iterations: Gibbs cycles per chain, burn-in included.
       num_burnin: B_TR, cycles before the first snapshot (default: half of
-        ``num_iterations``). Draws before it are kept too (``draw_iterations`` <= B_TR).
+        ``num_iterations``, rounded down to a multiple of ``thinning``). Draws before it are
+        kept too (``draw_iterations`` <= B_TR).
       num_snapshots: snapshots kept after burn-in, evenly spaced, the last at the end
-        (ignored when ``snapshot_lag`` is given).
+        (default 5; ignored when ``snapshot_lag`` is given).
       snapshot_lag: L_TR: if given, a snapshot every ``snapshot_lag`` iterations after burn-in
         (iterations B_TR + L_TR, B_TR + 2 L_TR, ...) and one at the last iteration, overriding
         ``num_snapshots``; see :func:`snapshot_iterations`.
-      thinning: keep every ``thinning``-th draw of the per-draw quantities.
+      thinning: keep every ``thinning``-th draw of the per-draw quantities (iterations
+        ``thinning``, 2 ``thinning``, ...). Each chunk keeps its own every ``thinning``-th
+        draw, so every chunk end must be a multiple of ``thinning``: ``num_iterations``,
+        ``num_burnin``, ``chunk``, the snapshot iterations (``snapshot_lag`` too) and, with
+        ``until_rhat``, ``max_iterations``. Left at their defaults, ``num_burnin``, ``chunk``
+        and the snapshot iterations (``num_snapshots`` and ``snapshot_lag`` both not given:
+        five evenly spaced points rounded up to multiples of ``thinning``) are; a value
+        given that is not is refused before any sampling (ValueError naming it).
       seed: determines the run, chain by chain (host randomness included).
       chain_method: ``"vectorized"`` or ``"sequential"`` (numpyro's).
       chunk: iterations per ``MCMC.run`` (progress and checkpoint granularity; the first
-        chunks end at iterations 1, 5 and 20 so that progress starts at once).
+        chunks end at iterations 1, 5 and 20 so that progress starts at once, those of them
+        that are multiples of ``thinning``). Default 50, with ``thinning`` the largest
+        multiple of it up to 50 (``thinning`` itself above 50).
       progress: print a line per chunk to stderr: monitors, throughput and the time left.
       checkpoint: file written after every chunk; if it exists, the run resumes from it (it
         must be of the same run: model, sampler, seed, chains, corpus and schedule).
@@ -289,7 +316,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
       until_rhat: run until converged: after ``num_iterations``, while the largest rank
         R-hat of the label-invariant monitors (post-burn-in draws, every element) is at or
         above this threshold (e.g. 1.01), double the run's length, up to ``max_iterations``;
-        each extended run treats its first half as burn-in (see :func:`_extended_stages`).
+        each extended run treats its first half (rounded down to a multiple of
+        ``thinning``) as burn-in (see :func:`_extended_stages`).
         Needs ``num_chains >= 2``. The last check is in :attr:`FitResult.convergence`; a
         warning names the monitor that held the run back if the budget ends first.
       max_iterations: the budget of ``until_rhat`` (default 8 x ``num_iterations``).
@@ -306,12 +334,20 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
     if not isinstance(corpus, Corpus):
         raise TypeError(f"corpus must be a topiczoo Corpus (Corpus.from_texts, "
                         f"Corpus.from_document_term, load_dataset), got {type(corpus).__name__}")
-    num_burnin = num_iterations // 2 if num_burnin is None else num_burnin
+    default_snapshots = num_snapshots is None and snapshot_lag is None
+    num_snapshots = 5 if num_snapshots is None else num_snapshots
     _check_settings(seed=(seed, 0), num_chains=(num_chains, 1), num_iterations=(num_iterations, 1),
-                    num_snapshots=(num_snapshots, 0), thinning=(thinning, 1), chunk=(chunk, 1),
-                    num_burnin=(num_burnin, 0),
+                    num_snapshots=(num_snapshots, 0), thinning=(thinning, 1),
+                    chunk=(1 if chunk is None else chunk, 1),
+                    num_burnin=(0 if num_burnin is None else num_burnin, 0),
                     snapshot_lag=(1 if snapshot_lag is None else snapshot_lag, 1))
-    num_burnin = int(num_burnin)
+    # left at their defaults, the burn-in, the chunk and the snapshot iterations are put on
+    # multiples of thinning, where every chunk must end (with thinning 1: as they always were)
+    thinning = int(thinning)
+    num_burnin = (int(num_iterations) // 2 // thinning * thinning if num_burnin is None
+                  else int(num_burnin))
+    chunk = max(thinning, 50 // thinning * thinning) if chunk is None else chunk
+    snapshot_thinning = thinning if default_snapshots else 1
     if num_burnin >= num_iterations and (num_snapshots > 0 or snapshot_lag is not None):
         raise ValueError(f"num_burnin ({num_burnin}) must be below num_iterations "
                          f"({num_iterations}) to take snapshots")
@@ -363,11 +399,13 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         log(f"{origin}: iteration {result.iterations_done} of {num_iterations}")
     run = _Run(kernel, data, num_chains, thinning, chain_method, seed, chunk, checkpoint,
                callback, log)
-    stages = _extended_stages(num_iterations, num_burnin, max_iterations)
+    stages = _extended_stages(num_iterations, num_burnin, max_iterations, thinning)
     plans, start_at = [], result.iterations_done
-    for length, burnin in stages:  # every chunk of every stage checked before any sampling
-        snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag)
-        plans.append((snapshots, _chunks(start_at, length, burnin, snapshots, chunk, thinning)))
+    for stage, (length, burnin) in enumerate(stages):  # all checked before any sampling
+        snapshots = snapshot_iterations(length, burnin, num_snapshots, snapshot_lag,
+                                        snapshot_thinning)
+        plans.append((snapshots, _chunks(start_at, length, burnin, snapshots, chunk, thinning,
+                                         "max_iterations" if stage else "num_iterations")))
         start_at = max(start_at, length)
     for stage, (length, burnin) in enumerate(stages):
         if stage:
@@ -387,48 +425,63 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
             break
         if stage + 1 < len(stages):
             if log:
-                log(f"rank R-hat of {worst} is {result.convergence['rhat'][worst]:.4f} >= "
-                    f"{until_rhat}: running on to iteration {stages[stage + 1][0]}")
+                log(f"{_rhat_words(result.convergence)}: running on to iteration "
+                    f"{stages[stage + 1][0]}")
         else:
-            warnings.warn(f"not converged within max_iterations={max_iterations}: the rank "
-                          f"R-hat of {worst} is {result.convergence['rhat'][worst]:.4f} >= "
-                          f"{until_rhat}", ConvergenceWarning, stacklevel=2)
+            warnings.warn(f"not converged within max_iterations={max_iterations}: "
+                          f"{_rhat_words(result.convergence)}", ConvergenceWarning,
+                          stacklevel=2)
     return result
 
 
-def _extended_stages(num_iterations, num_burnin, max_iterations) -> list:
+def _extended_stages(num_iterations, num_burnin, max_iterations, thinning=1) -> list:
     """(length, burn-in) of each stage of a run: the requested ``(num_iterations,
     num_burnin)``, then, with a budget ``max_iterations``, the length doubled (capped at the
-    budget) with its first half as burn-in, until the budget."""
+    budget) with its first half, rounded down to a multiple of ``thinning``, as burn-in,
+    until the budget."""
     stages = [(int(num_iterations), int(num_burnin))]
     while max_iterations is not None and stages[-1][0] < max_iterations:
         length = min(2 * stages[-1][0], int(max_iterations))
-        stages.append((length, length // 2))
+        stages.append((length, length // 2 // thinning * thinning))
     return stages
 
 
 def _convergence(result, threshold: float, num_burnin: int, num_iterations: int) -> dict:
-    """The rank-normalised split R-hat (Vehtari et al. 2021, ``arviz_stats.rhat``) of every
-    element of the label-invariant monitors over the draws of iterations (num_burnin,
-    num_iterations]; ``converged`` when the largest is below ``threshold`` (fewer than 4 draws
-    count as not converged; a constant monitor as converged)."""
+    """The rank-normalised split R-hat (Vehtari et al. 2021) of every element of the
+    label-invariant monitors over the draws of iterations (num_burnin, num_iterations], by
+    :func:`topiczoo.diagnostics.convergence.rhat`, the function of the summary table, with its
+    rule: NaN (undefined: fewer than 4 draws, a NaN draw) counts as not converged; 1 (a
+    monitor constant and equal in every chain) as converged; inf (chains stuck at different
+    constant values) as not converged. ``worst``: the largest, NaN first; ``converged`` when
+    it is below ``threshold``."""
+    from topiczoo.diagnostics.convergence import rhat  # matplotlib & co. only when asked for
+
     keep = (result.draw_iterations > num_burnin) & (result.draw_iterations <= num_iterations)
-    rhat = {}
+    values = {}
     for name in result.label_invariant:
         if name not in result.draws:
             continue
-        values = np.asarray(result.draws[name][:, keep], np.float64)
-        flat = values.reshape(values.shape[:2] + (-1,))
-        for e in range(flat.shape[-1]):
-            label = name if flat.shape[-1] == 1 else f"{name}[{e}]"
-            if flat.shape[1] < 4 or np.ptp(flat[..., e]) == 0:
-                rhat[label] = float("inf") if flat.shape[1] < 4 else 1.0
-                continue
-            rhat[label] = float(azs.rhat(flat[..., e], method="rank", chain_axis=0,
-                                         draw_axis=1))
-    worst = max(rhat, key=rhat.get)
-    return {"until_rhat": threshold, "iteration": result.iterations_done, "rhat": rhat,
-            "worst": worst, "converged": bool(rhat[worst] < threshold)}
+        r_hat = rhat(result.draws[name][:, keep])
+        for index in np.ndindex(r_hat.shape):  # labelled as in the summary table
+            label = f"{name}[{','.join(map(str, index))}]" if index else name
+            values[label] = float(r_hat[index])
+    worst = max(values, key=lambda k: (math.isnan(values[k]), -1.0 if math.isnan(values[k])
+                                        else values[k]))
+    return {"until_rhat": threshold, "iteration": result.iterations_done, "rhat": values,
+            "worst": worst, "converged": bool(values[worst] < threshold)}
+
+
+def _rhat_words(check: dict) -> str:
+    """``the rank R-hat of <worst> is <value> >= <threshold>`` of a :func:`_convergence`
+    check, with what an infinite or undefined (NaN) value means."""
+    from topiczoo.diagnostics.convergence import rhat_meaning
+
+    value = check["rhat"][check["worst"]]
+    words = f"the rank R-hat of {check['worst']} is {value:.4f}"
+    if not math.isnan(value):
+        words += f" >= {check['until_rhat']}"
+    meaning = rhat_meaning(value)
+    return f"{words}; {meaning}" if meaning else words
 
 
 class _Run:
