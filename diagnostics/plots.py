@@ -164,7 +164,9 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
 
     Args:
       tree: a DataTree of :func:`topiczoo.diagnostics.to_datatree`, or the FitResult.
-      var_names: default the label-invariant monitors present in ``posterior``.
+      var_names: default the label-invariant monitors present in ``posterior``, those with an
+        element per task only while the figure stays within
+        :data:`MAX_DEFAULT_TRACE_ROWS` rows (the title names any left out).
       include_warmup: plot the whole run (``warmup_posterior`` and ``posterior`` joined,
         the end of burn-in dotted) instead of the posterior draws only.
     Returns the ``arviz_plots.PlotCollection``.
@@ -173,8 +175,12 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
 
     tree = as_datatree(tree)
     # the whole run of a fit that is all burn-in has no posterior group: its names then
-    names = _var_names(tree, var_names, "warmup_posterior" if include_warmup and
-                       "posterior" not in tree.children else "posterior")
+    group = ("warmup_posterior" if include_warmup and "posterior" not in tree.children
+             else "posterior")
+    names = _var_names(tree, var_names, group)
+    left_out = []
+    if var_names is None:
+        names, left_out = _within_rows(tree[group], names, MAX_DEFAULT_TRACE_ROWS)
     data = (xr.DataTree.from_dict({"posterior": xr.Dataset({v: whole_run(tree, v)
                                                             for v in names})})
             if include_warmup else tree)
@@ -202,9 +208,32 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
     if kind is None:
         axes[-1].set_xlabel("iteration")
     which = "whole run, end of burn-in dotted" if include_warmup else "posterior draws"
-    _title_layout(pc.get_viz("figure"), _title(tree, f"Trace ({which})", iterations),
-                  legend_room=1.0 if kind is None else 0.8)
+    title = _title(tree, f"Trace ({which})", iterations)
+    if left_out:
+        title += f"; not shown (pass var_names): {', '.join(left_out)}"
+    _title_layout(pc.get_viz("figure"), title, legend_room=1.0 if kind is None else 0.8)
     return pc
+
+
+#: Rows of a trace plot by default (arviz-plots draws at most 40 panels, 20 rows of two, and
+#: a taller figure is read by nobody): past it, monitors with an element per task are left out.
+MAX_DEFAULT_TRACE_ROWS = 12
+
+
+def _within_rows(ds: xr.Dataset, names, max_rows: int) -> tuple:
+    """(names kept, descriptions of those left out): every single-valued monitor, then the
+    monitors with several elements (one per task) in order while the rows stay within
+    ``max_rows``."""
+    rows = sum(_num_panels(ds, [v]) == 1 for v in names)
+    kept, left_out = [], []
+    for v in names:
+        size = _num_panels(ds, [v])
+        if size == 1 or rows + size <= max_rows:
+            kept.append(v)
+            rows += size if size > 1 else 0
+        else:
+            left_out.append(f"{v} ({size} elements)")
+    return kept, left_out
 
 
 def _marginals(ds: xr.Dataset, names, kind: str) -> xr.Dataset:

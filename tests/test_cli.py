@@ -240,6 +240,24 @@ def _twenty_class_data(monkeypatch):
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
 
 
+@pytest.mark.slow  # a 20-task fit
+def test_twenty_tasks_get_their_metrics_summary_and_trace(tmp_path, monkeypatch, capsys):
+    """20 tasks: the trace plot asked for 50 panels (arviz-plots stops at 40) and the command
+    failed after training and prediction, before printing the metrics or writing summary.json."""
+    _twenty_class_data(monkeypatch)
+    out = tmp_path / "run"
+    assert main(["fit", "--model", "medlda-multitask", "--data", "20news", "--out", str(out),
+                 *FAST]) == 0
+    assert "test_accuracy" in json.loads((out / "summary.json").read_text())
+    assert (out / "trace.png").stat().st_size > 10_000
+    assert "test (ma)" in capsys.readouterr().out
+    from topiczoo.diagnostics import plot_trace
+
+    title = plot_trace(az.from_netcdf(out / "posterior.nc")).get_viz("figure")._suptitle
+    words = " ".join(title.get_text().split())  # the title is wrapped
+    assert "not shown (pass var_names): augmentation_mean (20 elements)" in words
+
+
 def test_a_trace_plot_that_fails_costs_no_result(tmp_path, monkeypatch, capsys):
     import topiczoo.diagnostics
 
