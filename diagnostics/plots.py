@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import textwrap
-import warnings
 from pathlib import Path
 
 import arviz_stats as azs
@@ -241,9 +240,9 @@ def _marginals(ds: xr.Dataset, names, kind: str) -> xr.Dataset:
     ``arviz_plots.plot_trace_dist``, computed here (arviz-plots takes them precomputed, each
     variable with its own ``kind`` attribute): an integer-valued monitor as a histogram with
     a bin per integer (wider bins beyond 50 values) unless ``kind`` is "ecdf"; the others as
-    ``kind``, by the arviz-stats function arviz-plots itself calls. A float monitor's
-    histogram gets a number of bins when it is constant (train accuracy 1), whose automatic
-    bin width of 0 makes arviz-stats fail."""
+    ``kind``, by the arviz-stats function arviz-plots itself calls. A monitor constant in
+    every draw (train accuracy 1) has no density and an automatic bin width of 0, which makes
+    arviz-stats fail: it gets one histogram bar at its value (unless ``kind`` is "ecdf")."""
     functions = {"kde": azs.kde, "hist": azs.histogram, "ecdf": azs.ecdf}
     if kind not in functions:
         raise ValueError(f"kind must be 'kde', 'hist', 'ecdf' or None, got {kind!r}")
@@ -257,11 +256,9 @@ def _marginals(ds: xr.Dataset, names, kind: str) -> xr.Dataset:
             edges = xr.DataArray(np.arange(low, high + step + 1, step) - 0.5,
                                  dims=f"edges_dim_{name}")
             this, kwargs = "hist", {"bins": xr.broadcast(edges, da.isel(draw=0, drop=True))[0]}
-        elif kind == "hist" and float(da.max() - da.min()) == 0:
-            kwargs = {"bins": int(np.clip(np.sqrt(da.sizes["draw"]), 5, 30))}
-        with warnings.catch_warnings():  # a constant monitor (accuracy 1) has no density
-            warnings.filterwarnings("ignore", message="Your data appears to have a single")
-            out[name] = functions[this](da, dim="draw", **kwargs)
+        elif kind != "ecdf" and float(da.max() - da.min()) == 0:
+            this, kwargs = "hist", {"bins": 1}  # one bar at the value (v +- 0.5)
+        out[name] = functions[this](da, dim="draw", **kwargs)
         out[name].attrs["kind"] = this
     return xr.Dataset(out)
 
