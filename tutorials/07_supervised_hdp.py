@@ -248,8 +248,10 @@ for b in range(len(edges) - 1):
 # "chunk redone with more capacity" line in a fit's progress output.
 #
 # The cycle of the logistic sHDP, as `fit` runs it, and the Antoniak seating as the kernel
-# writes it (the branch `mutant == 2` is a test-only wrong rule, one table per document and
-# topic, that the tests must catch):
+# writes it (the terms with `mutant` are test-only wrong rules that the tests must catch: one
+# table per document and topic, `MUTANT_TABLES_MINIMAL`, and a seating probability off by one,
+# `MUTANT_TABLES_OFF_BY_ONE`; `tests/test_shdp_globals.py` checks the seating against
+# Antoniak's law directly):
 
 # %%
 model_demo = shdp_logistic(2, c=3.0)
