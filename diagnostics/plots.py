@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+import warnings
 from pathlib import Path
 
 import arviz_stats as azs
@@ -258,7 +259,9 @@ def _marginals(ds: xr.Dataset, names, kind: str) -> xr.Dataset:
             this, kwargs = "hist", {"bins": xr.broadcast(edges, da.isel(draw=0, drop=True))[0]}
         elif kind != "ecdf" and float(da.max() - da.min()) == 0:
             this, kwargs = "hist", {"bins": 1}  # one bar at the value (v +- 0.5)
-        out[name] = functions[this](da, dim="draw", **kwargs)
+        with warnings.catch_warnings():  # a chain that stays at one value has no density
+            warnings.filterwarnings("ignore", message="Your data appears to have a single")
+            out[name] = functions[this](da, dim="draw", **kwargs)
         out[name].attrs["kind"] = this
     return xr.Dataset(out)
 

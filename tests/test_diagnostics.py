@@ -625,6 +625,17 @@ def test_plot_trace_hist_with_a_constant_monitor(plot_tree, no_open_figures):
         assert "train_accuracy" in pc.viz["plot"].data_vars
 
 
+def test_plot_trace_with_one_chain_at_one_value_warns_nothing(plot_tree, no_open_figures):
+    """A monitor constant in one chain only (train accuracy 1 there) has no density in that
+    chain: arviz-stats' warning about it reached the user (the command's multi-label fit)."""
+    values = np.ones((4, 30))
+    values[1:] = np.random.default_rng(0).random((3, 30))
+    tree = _with(plot_tree, "posterior", train_accuracy=values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_trace(tree, var_names=["train_accuracy"])
+
+
 def test_plots_of_a_run_that_is_all_burn_in(plot_tree, no_open_figures):
     warmup_only = xr.DataTree.from_dict({"warmup_posterior": plot_tree["warmup_posterior"]
                                          .to_dataset()})
