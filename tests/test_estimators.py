@@ -213,7 +213,9 @@ def test_c_cv_in_the_estimator_refits_with_the_chosen_c():
 
 def _ceil_counts(values):
     """ceil(3 x) of finite non-negative fractional numbers; None for anything else (whole
-    numbers, negative, NaN or infinite values), which stays as it is."""
+    numbers, negative, NaN or infinite values, complex data), which stays as it is."""
+    if np.iscomplexobj(values):
+        return None
     try:
         x = np.asarray(values, np.float64)
     except (TypeError, ValueError):

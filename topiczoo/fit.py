@@ -301,8 +301,11 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         and the snapshot iterations (``num_snapshots`` and ``snapshot_lag`` both not given:
         five evenly spaced points rounded up to multiples of ``thinning``) are; a value
         given that is not is refused before any sampling (ValueError naming it).
-      seed: determines the run, chain by chain (host randomness included).
-      chain_method: ``"vectorized"`` or ``"sequential"`` (numpyro's).
+      seed: determines the run, chain by chain (host randomness included), with
+        ``chain_method``.
+      chain_method: ``"vectorized"`` or ``"sequential"`` (numpyro's). The two draw the same
+        random numbers but are not bit-identical: XLA rounds a batched eta . zbar differently
+        from a single one, and the chains drift apart from there.
       chunk: iterations per ``MCMC.run`` (progress and checkpoint granularity; the first
         chunks end at iterations 1, 5 and 20 so that progress starts at once, those of them
         that are multiples of ``thinning``). Default 50, with ``thinning`` the largest
