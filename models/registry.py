@@ -81,6 +81,18 @@ class ModelEntry:
             kwargs["num_classes"] = corpus.num_classes
         return self.factory(num_topics, **kwargs)
 
+    def check_sampler(self, num_topics: int, sampler: str, **options) -> str:
+        """The canonical name of ``sampler`` for the model :meth:`build` makes, or the
+        ValueError of a bad one, naming this entry when its topic model has another name
+        (``hdp-glm``'s is ``hdp``)."""
+        model = self.build(num_topics, **options)
+        try:
+            return model.sampler(sampler, 1).name
+        except ValueError as err:
+            if model.name == self.name:
+                raise
+            raise ValueError(f"{self.name} (its topic model: {model.name}): {err}") from None
+
 
 _BINARY = ("binary", "multilabel")
 

@@ -485,6 +485,7 @@ def test_one_grid_compares_samplers_of_one_model(tmp_path, synthetic, monkeypatc
      "medlda@light, medlda@light:mh_steps=2 name their sampler after '@')"),
     (["--models", "medlda@ligth"], "unknown sampler 'ligth'"),
     (["--models", "shdp-hinge@light"], "unknown sampler 'light' for shdp-hinge"),
+    (["--models", "hdp-glm@light"], "hdp-glm (its topic model: hdp): unknown sampler 'light'"),
     (["--models", "medlda@"], "model 'medlda@': no sampler after '@'"),
     (["--models", "medlda@light", "--option", "medlda@light:c=2"],
      "options belong to a registry model and apply to all its samplers; give them for "

@@ -327,13 +327,7 @@ def run_fit(args) -> dict:
     elif args.c_grid is not None:
         raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
     # hyperparameter and sampler errors before any data is read or output removed
-    model = entry.build(args.topics, **options)
-    try:
-        model.sampler(args.sampler, 1)
-    except ValueError as err:
-        if model.name == args.model:
-            raise
-        raise ValueError(f"{args.model} (its topic model: {model.name}): {err}") from None
+    entry.check_sampler(args.topics, args.sampler, **options)
     _check_run(args)
     if entry.tasks and args.snapshots < 1:
         raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "

@@ -171,8 +171,8 @@ class Grid:
         seen = {}
         for label in self.models:  # unknown samplers, bad options, a sampler the model lacks
             name = self.model_name(label)
-            canonical = REGISTRY[name].build(self.topics[0], **self.options.get(name, {})) \
-                .sampler(self.sampler(label), 1).name
+            canonical = REGISTRY[name].check_sampler(self.topics[0], self.sampler(label),
+                                                     **self.options.get(name, {}))
             if (name, canonical) in seen:
                 raise ValueError(f"the grid's models {seen[name, canonical]!r} and {label!r} are "
                                  f"one model with one sampler ({canonical})")
