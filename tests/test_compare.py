@@ -1,6 +1,7 @@
 """``topiczoo compare``: a tiny grid through the command line, its resumption after an
 interrupt, the log predictive densities it writes (against direct formulas)."""
 
+import argparse
 import csv
 import json
 import math
@@ -11,6 +12,7 @@ import pytest
 
 import topiczoo.compare as compare_module
 import topiczoo.datasets
+from topiczoo import cli
 from topiczoo.cli import main
 from topiczoo.corpus import Corpus
 from topiczoo.datasets import DataSet
@@ -465,7 +467,11 @@ def test_one_grid_compares_samplers_of_one_model(tmp_path, synthetic, monkeypatc
     capsys.readouterr()
     assert main(argv) == 0  # with progress lines
     assert "skipped 4 finished cells of 4" in capsys.readouterr().err
-    # a TOML models list takes a sampler with several options (--models splits at commas)
+    # a sampler with several options, from the command line and from a TOML models list
+    assert cli._model_entries("medlda, medlda@light:mh_steps=4,proposals=cycle,gslda") == [
+        "medlda", "medlda@light:mh_steps=4,proposals=cycle", "gslda"]
+    with pytest.raises(argparse.ArgumentTypeError, match="'mh_steps=4' follows no MODEL@SAMPLER"):
+        cli._model_entries("medlda,mh_steps=4")
     config = tmp_path / "grid.toml"
     config.write_text('data = ["bbc"]\nmodels = ["medlda", '
                       '"medlda@light:mh_steps=4,proposals=cycle"]\ntopics = [2]\n')
@@ -490,8 +496,10 @@ def test_one_grid_compares_samplers_of_one_model(tmp_path, synthetic, monkeypatc
     (["--models", "medlda@light", "--option", "medlda@light:c=2"],
      "options belong to a registry model and apply to all its samplers; give them for "
      "'medlda'"),
-    (["--models", "medlda@light:mh_steps=4,proposals=cycle"],
-     "unknown model 'proposals=cycle' (a sampler is given as MODEL@SAMPLER"),
+    (["--models", "medlda:light"],
+     "unknown model 'medlda:light' (a sampler is given as MODEL@SAMPLER, e.g. medlda@light"),
+    (["--models", "medlda@light:mh_steps=4,proposals=cycle,eta=coordinate,gslda"],
+     "medlda: sampler light: bad option 'eta=coordinate'"),
 ])
 def test_samplers_in_the_model_list_are_checked(tmp_path, capsys, argv, message):
     assert main(["compare", "--data", "bbc", "--topics", "2", "--out",

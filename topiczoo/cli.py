@@ -159,8 +159,10 @@ def _parser() -> argparse.ArgumentParser:
                    "topiczoo.compare.load_grid)")
     c.add_argument("--data", type=_names, default=None,
                    help="data sets, comma-separated (e.g. 20news-binary)")
-    c.add_argument("--models", type=_names, default=None,
-                   help="registry models, comma-separated (e.g. gslda,medlda,lda-svm)")
+    c.add_argument("--models", type=_model_entries, default=None,
+                   help="registry models, comma-separated (e.g. gslda,medlda,lda-svm); "
+                        "MODEL@SAMPLER runs a model with another sampler, its options after "
+                        "a colon (medlda,medlda@light:mh_steps=4,proposals=cycle)")
     c.add_argument("--topics", "-K", type=_integers, default=None,
                    help="numbers of topics, comma-separated (e.g. 10,20,50)")
     c.add_argument("--seeds", type=_integers, default=None,
@@ -192,6 +194,23 @@ def _names(text: str) -> list:
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
     return names
+
+
+def _model_entries(text: str) -> list:
+    """``--models``: comma-separated entries, where a piece holding ``=`` (a sampler option)
+    continues the entry before it, so that ``medlda@light:mh_steps=4,proposals=cycle`` stays one
+    entry (model names hold no ``=``)."""
+    entries = []
+    for piece in _names(text):
+        if "=" in piece and "@" not in piece:
+            if not entries or "@" not in entries[-1]:
+                raise argparse.ArgumentTypeError(
+                    f"the option {piece!r} follows no MODEL@SAMPLER entry "
+                    "(write medlda@light:mh_steps=4,proposals=cycle)")
+            entries[-1] += "," + piece
+        else:
+            entries.append(piece)
+    return entries
 
 
 def _integers(text: str) -> list:

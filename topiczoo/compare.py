@@ -132,10 +132,9 @@ class Grid:
             name, sampler = split_model(label)
             if name not in REGISTRY:
                 hint = (f" (a sampler is given as MODEL{SAMPLER_SEP}SAMPLER, e.g. "
-                        f"medlda{SAMPLER_SEP}light; one with several options, "
-                        f"light:mh_steps=4,proposals=cycle, in a TOML file's models list, "
-                        f"since --models splits at commas)" if "=" in name or ":" in name
-                        else "")
+                        f"medlda{SAMPLER_SEP}light or "
+                        f"medlda{SAMPLER_SEP}light:mh_steps=4,proposals=cycle)"
+                        if "=" in name or ":" in name else "")
                 raise ValueError(f"unknown model {name!r}{hint}; known: {', '.join(REGISTRY)}")
             if sampler is not None and not sampler.strip():
                 raise ValueError(f"model {label!r}: no sampler after {SAMPLER_SEP!r} (e.g. "
