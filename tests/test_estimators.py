@@ -1,6 +1,8 @@
 """The scikit-learn estimators: conventions, clone, GridSearchCV over c, c = "cv", input
 errors, and scikit-learn's own estimator checks (on count input, see SKIPPED_CHECKS)."""
 
+import inspect
+import re
 import warnings
 
 import numpy as np
@@ -24,6 +26,16 @@ def _counts(num_docs=24, seed=0, classes=2):
     y = np.arange(num_docs) % classes
     phi = np.kron(np.eye(classes), np.full(4, 0.25))
     return np.stack([rng.multinomial(12, phi[c]) for c in y]), y
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_the_docstring_names_every_parameter(cls):
+    """help(cls) shows the model's own text, then the run settings all estimators share."""
+    doc = cls.__doc__
+    assert doc is not None and "Run settings" in doc and "Fitted attributes" in doc
+    missing = [name for name in inspect.signature(cls.__init__).parameters
+               if name != "self" and not re.search(rf"\b{name}\b", doc)]
+    assert not missing
 
 
 @pytest.mark.parametrize("cls", ALL)

@@ -505,6 +505,13 @@ _SHARED_DOC = """
 """
 
 
+def _with_shared_doc(cls):
+    """Appends the run settings and fitted attributes every estimator shares to its docstring
+    (in a class body, a string literal plus a string is an expression, not a docstring)."""
+    cls.__doc__ = cls.__doc__.rstrip() + "\n" + _SHARED_DOC
+    return cls
+
+
 class _Classifier(ClassifierMixin, _TopicModelEstimator):
     _kind = "binary"
 
@@ -549,6 +556,7 @@ class _Regressor(RegressorMixin, _TopicModelEstimator):
         return np.asarray(self._prediction(X).labels(self.strategy), np.float64)
 
 
+@_with_shared_doc
 class GSLDAClassifier(_Classifier):
     """gSLDA (logistic supervised LDA with regularisation constant c, Polya-Gamma Gibbs) as a
     scikit-learn classifier: ``gslda`` for two classes, ``gslda-multitask`` (one logistic task
@@ -559,7 +567,7 @@ class GSLDAClassifier(_Classifier):
     ``cv_folds``-fold cross-validation (default 3) on the training data; alpha (total
     Dirichlet concentration, theta ~ Dir(alpha/K)), beta, nu2 (prior variance of eta): the
     registry's defaults (1, 0.01, 1) when None.
-    """ + _SHARED_DOC
+    """
 
     _entries = {"binary": "gslda", "multiclass": "gslda-multitask"}
     _model_options = ("c", "alpha", "beta", "nu2")
@@ -602,17 +610,18 @@ class GSLDAClassifier(_Classifier):
             return np.log(self.predict_proba(X))
 
 
+@_with_shared_doc
 class MedLDAClassifier(_Classifier):
     """Gibbs MedLDA (hinge loss with cost c and margin ell, inverse-Gaussian augmentation) as a
     scikit-learn classifier: ``medlda`` for two classes, ``medlda-multitask`` (one hinge task
     per class, argmax) for more. No ``predict_proba``: the hinge loss is a pseudo-likelihood,
     not a probability of the label; use ``decision_function``.
 
-    Model parameters: num_topics K (default 10); c: the cost (default 1), or ``"cv"`` (see
-    :class:`GSLDAClassifier`); ell: the margin (None: the registry's default, 164 for two
+    Model parameters: num_topics K (default 10); c: the cost (default 1), or ``"cv"`` with
+    ``c_grid`` and ``cv_folds`` (see :class:`GSLDAClassifier`); ell: the margin (None: the registry's default, 164 for two
     classes and 64 for more, the JMLR paper's); alpha, beta, nu2 as for
     :class:`GSLDAClassifier`.
-    """ + _SHARED_DOC
+    """
 
     _entries = {"binary": "medlda", "multiclass": "medlda-multitask"}
     _model_options = ("c", "ell", "alpha", "beta", "nu2")
@@ -642,6 +651,7 @@ class MedLDAClassifier(_Classifier):
         self.verbose = verbose
 
 
+@_with_shared_doc
 class MedLDARegressor(_Regressor):
     """Gibbs MedLDA regression (epsilon-insensitive loss, two inverse-Gaussian augmentations)
     as a scikit-learn regressor (registry ``medlda-regression``).
@@ -651,7 +661,7 @@ class MedLDARegressor(_Regressor):
     on predictive R^2. The default c = 1 is far too small for ratings in [0, 1] (movie-scale:
     R^2 0.32 against 0.52 at c = 256): use ``c="cv"``. eps: the insensitivity in response
     units; alpha, beta, nu2; center: fit y - mean(y) (registry defaults when None).
-    """ + _SHARED_DOC
+    """
 
     _entries = {"regression": "medlda-regression"}
     _model_options = ("c", "eps", "alpha", "beta", "nu2", "center")
@@ -682,6 +692,7 @@ class MedLDARegressor(_Regressor):
         self.verbose = verbose
 
 
+@_with_shared_doc
 class SLDARegressor(_Regressor):
     """Gaussian supervised LDA (y ~ N(eta . zbar, s2), s2 drawn from its inverse-gamma
     conditional by default) as a scikit-learn regressor (registry ``slda-gaussian``).
@@ -689,7 +700,7 @@ class SLDARegressor(_Regressor):
     Model parameters: num_topics K (default 10); s2 (noise variance, or its start value when
     ``learn_s2``), learn_s2, a0, b0 (its inverse-gamma prior), alpha, beta, nu2, center:
     the registry's defaults when None.
-    """ + _SHARED_DOC
+    """
 
     _entries = {"regression": "slda-gaussian"}
     _model_options = ("s2", "learn_s2", "a0", "b0", "alpha", "beta", "nu2", "center")
@@ -720,6 +731,7 @@ class SLDARegressor(_Regressor):
         self.verbose = verbose
 
 
+@_with_shared_doc
 class SHDPRegressor(_Regressor):
     """The supervised HDP with a Gaussian response (topics born and removed, concentrations
     drawn) as a scikit-learn regressor (registry ``shdp-gaussian``).
@@ -727,7 +739,7 @@ class SHDPRegressor(_Regressor):
     Model parameters: num_topics: the initial number of topics (default 10); s2, learn_s2,
     alpha, gamma, beta, nu2, center: the registry's defaults when None (s2: fixed at 1/4 of
     the training responses' variance, ``models.shdp.shdp_gaussian``).
-    """ + _SHARED_DOC
+    """
 
     _entries = {"regression": "shdp-gaussian"}
     _model_options = ("s2", "learn_s2", "alpha", "gamma", "beta", "nu2", "center")
