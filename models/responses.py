@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
@@ -72,8 +73,41 @@ def _as_tasks(y) -> np.ndarray:
     return y[None, :] if y.ndim == 1 else y
 
 
+class Response(Protocol):
+    """What every response provides (a ``typing.Protocol``, as ``models.family.ModelFamily``: a
+    new response need not inherit; ours do, for the method docs). The module docstring explains
+    the Gaussian form.
+    Shapes: labels or responses ``y`` and scores ``omega`` are float32 [T, D] (T tasks, D
+    documents), ``y`` coded by :meth:`encode`; the augmentation is [T, D] ([T, D, 2] for the
+    epsilon-insensitive loss). Logarithms are natural (nats)."""
+
+    name: str  # the response's short name in descriptions and summaries
+
+    def encode(self, y) -> np.ndarray:
+        """Validated labels or responses [D] or [T, D] -> the coded float32 [T, D]."""
+
+    def init_augmentation(self, y):
+        """The augmentation's start value for coded ``y`` [T, D]."""
+
+    def draw_augmentation(self, key, y, omega, augmentation):
+        """One exact draw of the augmentation given ``omega`` [T, D] (a jax PRNG ``key``;
+        ``augmentation``: the current value, of the start value's shape)."""
+
+    def gaussian_form(self, y, augmentation):
+        """``(psi, rho)``, each [T, D]: given the augmentation, the response's factor is
+        exp(psi * omega - rho * omega**2 / 2) for each task and document."""
+
+    def log_pseudo_likelihood(self, y, omega):
+        """The original, un-augmented log (pseudo-)likelihood of ``y`` given ``omega``, per
+        task and document [T, D], in nats."""
+
+    def declare(self, omega, y):
+        """The numpyro statement of ``y`` given ``omega`` [T, D] in a generative declaration
+        (``y`` None: drawn, where the response is generative); returns ``y``."""
+
+
 @dataclass(frozen=True)
-class Logistic:
+class Logistic(Response):
     """Logistic response with regularisation constant ``c`` (gSLDA); labels y in {0, 1}.
 
     Augmentation: lambda ~ PG(c, omega) (Polya-Gamma, exact sampler for the c in use).
@@ -135,7 +169,7 @@ def _declare_factor(log_pseudo_likelihood, omega, y, what):
 
 
 @dataclass(frozen=True)
-class Hinge:
+class Hinge(Response):
     """Hinge loss of Gibbs MedLDA with cost ``c`` and margin ``ell``; labels y in {0, 1}
     (coded as -1 / +1). Pseudo-likelihood exp(-2 c max(0, ell - y omega)).
 
@@ -171,7 +205,7 @@ class Hinge:
         return _declare_factor(self.log_pseudo_likelihood, omega, y, "hinge")
 
 
-class _Regressor:
+class _Regressor(Response):
     def encode(self, y) -> np.ndarray:
         """Real responses [D] or [T, D] -> float32 [T, D]."""
         return _as_tasks(y)
