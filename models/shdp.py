@@ -24,6 +24,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from topiczoo.models.checks import flag, positive_number, whole_number
+from topiczoo.models.family import ModelFamily
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
 # after many small sticks; the atoms concerned have weight < 1e-30).
@@ -81,7 +82,7 @@ def shdp_declaration(doc_ids, num_docs: int, vocab_size: int, beta: float, *, nu
 
 
 @dataclass(frozen=True)
-class SHDPModel:
+class SHDPModel(ModelFamily):
     """The supervised hierarchical Dirichlet process (or the plain HDP without a response).
 
     num_topics: the initial number of topics (tokens spread uniformly over them); the sampler
@@ -130,6 +131,7 @@ class SHDPModel:
 
     @property
     def initial_capacity(self) -> int:
+        """The topic slots a chain starts with: ``capacity``, else max(8, 2 K)."""
         return int(self.capacity or max(8, 2 * self.num_topics))
 
     def describe(self) -> dict:
