@@ -175,9 +175,11 @@ class GibbsKernel(MCMCKernel):
 
     @property
     def default_fields(self):
+        """numpyro collects the ``info`` dict of each state (the monitors)."""
         return ("info",)
 
     def postprocess_fn(self, model_args, model_kwargs):
+        """The identity: the monitors are already in the units they are reported in."""
         return lambda info: info
 
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):

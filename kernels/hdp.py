@@ -116,6 +116,7 @@ class SHDPState(NamedTuple):
 
     @property
     def capacity(self) -> int:
+        """Kcap: the topic slots of the state (occupied or free)."""
         return self.n_k.shape[-1]
 
 
@@ -1109,11 +1110,14 @@ class SHDPFamily(NamedTuple):
     eta_map: bool = False  # eta set to its MAP given Z (eta_map_block) instead of drawn
 
     def init(self, key, data) -> SHDPState:
+        """A start state (:func:`init_state`) with this family's settings."""
         return init_state(key, data, self.vocab_size, self.capacity, self.response,
                           init_topics=self.init_topics, alpha=self.alpha, gamma=self.gamma)
 
     @property
     def blocks(self):
+        """The Gibbs cycle's (name, update) pairs in order: eta, topics, global,
+        augmentation (unsupervised: topics and global)."""
         def eta(key, state, data):
             if self.eta_map:
                 return eta_map_block(key, state, data, self.response, nu2=self.nu2)
@@ -1138,7 +1142,9 @@ class SHDPFamily(NamedTuple):
         return tuple(named)
 
     def monitors(self, state, data) -> dict:
+        """The per-draw monitors (:func:`monitors`)."""
         return monitors(state, data, self.response, beta=self.beta)
 
     def snapshot(self, state) -> dict:
+        """The globals prediction reads (:func:`snapshot`)."""
         return snapshot(state, beta=self.beta)

@@ -220,10 +220,12 @@ class TopicModel:
 
     @property
     def alpha_per_topic(self) -> float:
+        """alpha / K: the symmetric Dirichlet parameter of theta_d."""
         return self.alpha / self.num_topics
 
     @property
     def supervised(self) -> bool:
+        """Whether the model has a response."""
         return self.response is not None
 
     def describe(self) -> dict:

@@ -106,6 +106,7 @@ class UnigramMixture:
 
     @property
     def alpha_per_topic(self) -> float:
+        """alpha / K: the symmetric Dirichlet parameter of the mixture weights."""
         return self.alpha / self.num_topics
 
     def describe(self) -> dict:

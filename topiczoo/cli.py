@@ -489,6 +489,9 @@ def _finite(x):
 
 
 def main(argv=None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status
+    (0 done, 2 an input error printed as one line, 130 interrupted; argparse's usage errors
+    exit with 2 through SystemExit)."""
     args = _parser().parse_args(argv)
     if args.command in ("fit", "compare"):
         from topiczoo.memory import return_large_blocks_to_os

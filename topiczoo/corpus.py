@@ -134,9 +134,11 @@ class Losses:
 
     @property
     def tokens_dropped(self) -> int:
+        """Tokens dropped by this step, all reasons together."""
         return sum(n for _, n in self.dropped)
 
     def lines(self) -> list[str]:
+        """The step's report as lines: tokens in and kept, then each reason for a drop."""
         kept = self.tokens_in - self.tokens_dropped
         out = [f"{self.step}: {self.tokens_in:,} tokens in, {kept:,} kept"]
         drops = [f"{n:,} {what}" for what, n in self.dropped if n]

@@ -126,6 +126,7 @@ class FitResult:
 
     @property
     def iterations_done(self) -> int:
+        """Gibbs cycles each chain has run (burn-in included); 0 before any."""
         return int(np.asarray(self.state.iteration).reshape(-1)[0]) if self.state else 0
 
     @property

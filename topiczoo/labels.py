@@ -84,6 +84,7 @@ def take_labels(labels, keep: np.ndarray):
 
 
 def check_label_names(names) -> tuple[str, ...] | None:
+    """``label_names`` as a tuple of str (None stays None); InputTypeError otherwise."""
     if names is None:
         return None
     if isinstance(names, (str, bytes)):
@@ -287,6 +288,8 @@ def check_labels(
 
 
 def check_kind(kind: str, num_classes) -> tuple[str, int | None]:
+    """A checked label kind (one of ``LABEL_KINDS``) and its number of classes; InputError
+    naming what does not fit."""
     if not isinstance(kind, str) or kind not in LABEL_KINDS:
         raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
     if num_classes is not None and (not is_int(num_classes) or num_classes < 1):
