@@ -932,14 +932,15 @@ def snapshot(state: SHDPState, *, beta: float) -> dict:
     """Globals for prediction (small but [V, Kcap]: thin before collecting).
 
     phi_wk float32 [V, Kcap]: (n_wk + beta) / (n_k + V beta) on occupied slots, 0 on empty;
-    eta [T, Kcap]; beta_weights [Kcap]; beta_new, alpha, gamma; occupied bool [Kcap].
+    eta [T, Kcap]; beta_weights [Kcap]; beta_new, alpha, gamma; occupied bool [Kcap]; n_k
+    int32 [Kcap] (tokens per topic, for ``topiczoo.topics``).
     """
     vocab_size = state.n_wk.shape[-2]
     occupied = state.n_k > 0
     phi = (state.n_wk + beta) / (state.n_k + vocab_size * beta)[..., None, :]
     return {"phi_wk": jnp.where(occupied[..., None, :], phi, 0.0).astype(jnp.float32),
             "eta": state.eta, "beta_weights": state.beta_weights, "beta_new": state.beta_new,
-            "alpha": state.alpha, "gamma": state.gamma, "occupied": occupied}
+            "alpha": state.alpha, "gamma": state.gamma, "occupied": occupied, "n_k": state.n_k}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,6 +32,10 @@ def test_fit_writes_summary_tree_and_plot(tmp_path, capsys, model, extra, metric
     tree = az.from_netcdf(out / "posterior.nc")
     assert tree["posterior"]["log_likelihood"].shape == (2, 4)
     assert (out / "trace.png").stat().st_size > 10_000
+    topics_md = (out / "topics.md").read_text()  # chain 0's topics, their eta and words
+    assert "| topic | tokens | share % |" in topics_md
+    assert ("largest eta" in topics_md) == (model == "gslda-multitask" or "--multilabel" in extra)
+    assert (out / "topics.png").stat().st_size > 10_000
     printed = capsys.readouterr().out
     assert "test (ma)" in printed and "r_hat" in printed
     # the report shows the metrics of the run's own task (not a binary sign rule)

@@ -465,6 +465,8 @@ def run_fit(args) -> dict:
             written.append(out / "trace.png")
         except Exception as err:  # noqa: BLE001 - any plotting failure is reported, not fatal
             print(f"warning: trace.png not written: {err}", file=sys.stderr)
+        if result.snapshots:
+            written += _write_topics(result, train.label_names, out)
     if metrics:
         print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in metrics[average].items())
               + "   [" + "  ".join(f"{s} {next(iter(m.values())):.4f}" for s, m in metrics.items())
@@ -475,6 +477,43 @@ def run_fit(args) -> dict:
         print(format_table(table))
     print("wrote " + ", ".join(str(p) for p in written))
     return summary
+
+
+def _write_topics(result, label_names, out: Path) -> list:
+    """OUT/topics.md (every occupied topic of chain 0 at the last snapshot: tokens, eta, 12
+    words) and OUT/topics.png (:func:`topiczoo.topics.plot_topics`); the paths written. A
+    failure is a warning: it costs no result."""
+    from topiczoo.diagnostics import save_figure
+    from topiczoo.topics import format_topics, plot_topics, topics
+
+    written = []
+    try:
+        found = topics(result, num_words=12)
+        num_tasks = len(found[0].eta) if found else 0
+        names = list(label_names) if label_names and len(label_names) == num_tasks > 1 else None
+        kind = result.task.kind if result.task is not None else None
+        positive = (label_names[1] if kind == "binary" and label_names and len(label_names) == 2
+                    else None)
+        meaning = {"binary": f" eta > 0 pushes a document towards {positive!r}." if positive
+                   else "",
+                   "regression": " eta > 0 raises the predicted response.",
+                   "multiclass": " The eta of a class pushes a document towards it.",
+                   "multilabel": " The eta of a label pushes a document towards it."}
+        ordering = {0: "largest first", 1: "largest coefficient first"}.get(
+            num_tasks, "largest coefficient of the first task first")
+        (out / "topics.md").write_text(
+            f"# Topics of chain 0 at iteration {result.snapshots[-1].iteration} (the last "
+            f"training snapshot)\n\n{len(found)} occupied topics, {ordering}; share: of the "
+            f"training tokens.{meaning.get(kind, '')} A topic's number is its label in this "
+            f"chain only: chains label their topics differently.\n\n"
+            + format_topics(found, task_names=names))
+        written.append(out / "topics.md")
+        task_name = names[0] if names else (f"> 0: towards {positive}" if positive else None)
+        save_figure(plot_topics(found, task_name=task_name), out / "topics.png")
+        written.append(out / "topics.png")
+    except Exception as err:  # noqa: BLE001 - as the trace plot: reported, not fatal
+        print(f"warning: topics not written: {err}", file=sys.stderr)
+    return written
 
 
 def _json(value):
