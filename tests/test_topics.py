@@ -74,6 +74,9 @@ def test_table_names_the_tasks_and_summarises_many():
     assert many[0] == ("| topic | tokens | share % | largest eta | smallest eta | most probable "
                        "words |")
     assert many[3] == "| 0 | 10 | 50.00 | +0.500 (dairy) | -1.000 (fruit) | apple bread |"
+    piped = _result()
+    piped.vocabulary = ("a|b",) + VOCAB[1:]
+    assert "| a\\|b bread |" in format_topics(topics(piped, chain=1, num_words=2))
     with pytest.raises(ValueError, match="1 names for 2 tasks"):
         format_topics(found, task_names=["fruit"])
 

@@ -124,8 +124,8 @@ def format_topics(found: list[Topic], *, task_names=None, max_tasks: int = 3) ->
              "|" + "|".join(["---:"] * (len(head) - 1) + ["---"]) + "|"]
     for topic in found:
         cells = [str(topic.index), f"{topic.tokens:,}", f"{100 * topic.share:.2f}"]
-        lines.append("| " + " | ".join(cells + eta_cells(topic) + [" ".join(topic.words)])
-                     + " |")
+        words = " ".join(topic.words).replace("|", "\\|")  # a word may hold the separator
+        lines.append("| " + " | ".join(cells + eta_cells(topic) + [words]) + " |")
     return "\n".join(lines) + "\n"
 
 
