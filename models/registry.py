@@ -85,6 +85,11 @@ class ModelEntry:
         """The canonical name of ``sampler`` for the model :meth:`build` makes, or the
         ValueError of a bad one, naming this entry when its topic model has another name
         (``hdp-glm``'s is ``hdp``)."""
+        head = sampler.split(":", 1)[0].strip() if isinstance(sampler, str) else None
+        if head in REGISTRY:
+            raise ValueError(f"the sampler {sampler!r} starts with a model name: a sampler is "
+                             f"SAMPLER[:OPTIONS] (exact, light, light:mh_steps=4); "
+                             f"MODEL:SAMPLER is the form of compare's --sampler")
         model = self.build(num_topics, **options)
         try:
             return model.sampler(sampler, 1).name

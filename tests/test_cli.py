@@ -170,6 +170,7 @@ def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tm
     ("hdp-glm", "light", "hdp-glm (its topic model: hdp): unknown sampler 'light'"),
     ("lda", "light:eta_sweeps=3", "lda has no eta"),
     ("lda", "exact:eta=coordinate", "lda has no eta"),
+    ("medlda", "medlda:light", "starts with a model name: a sampler is SAMPLER[:OPTIONS]"),
 ])
 def test_a_bad_sampler_is_refused_before_the_previous_outputs_go(capsys, tmp_path, model,
                                                                  sampler, match):
