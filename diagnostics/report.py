@@ -202,6 +202,11 @@ def write_report(run_dir) -> Report:
     run_dir = Path(run_dir)
     tree_path = run_dir / "posterior.nc"
     if not tree_path.is_file():
+        if (run_dir / "summary.json").is_file():
+            raise FileNotFoundError(
+                f"{run_dir} holds summary.json but no posterior.nc: a one-vs-all run "
+                "(gslda-ova, medlda-ova) fits one model per class and keeps none, so it has "
+                "no tree to diagnose; its test metrics are in summary.json")
         raise FileNotFoundError(f"{tree_path} not found: is {run_dir} a run directory of "
                                 "`topiczoo fit`?")
     tree = load_datatree(tree_path)

@@ -125,6 +125,10 @@ def test_one_vs_all_resumes_from_its_class_checkpoints(tmp_path, monkeypatch, ca
     resumed = json.loads((out / "summary.json").read_text())
     assert resumed["test_metrics_by_strategy"] == whole["test_metrics_by_strategy"]
     assert len(list(out.glob("checkpoint.class*.npz"))) == 5
+    capsys.readouterr()
+    assert main(["diagnose", str(out)]) == 2  # no tree: it says why
+    assert "a one-vs-all run (gslda-ova, medlda-ova) fits one model per class" in \
+        capsys.readouterr().err
 
 
 @pytest.mark.parametrize("content", [b"", b"not netcdf at all", None])

@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     f = sub.add_parser(
         "fit", help="fit a supervised topic model with several exact MCMC chains",
         description="Fit a model on a named data set, predict its test split, and write "
-                    "summary.json, the ArviZ tree (posterior.nc) and trace.png to --out. "
+                    "summary.json, the ArviZ tree (posterior.nc), trace.png, topics.md and "
+                    "topics.png to --out (one-vs-all models fit one model per class and keep "
+                    "none: summary.json only). "
                     "Models: " + "; ".join(f"{k}: {e.summary}" for k, e in REGISTRY.items()))
     f.add_argument("--model", choices=tuple(REGISTRY), default=DEFAULT_MODEL,
                    help=f"the model (default {DEFAULT_MODEL})")
@@ -107,7 +109,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="the budget of --until-rhat (default 8 x --iterations)")
     f.add_argument("--snapshots", type=int, default=5,
                    help="training snapshots used for prediction (default 5)")
-    f.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+    f.add_argument("--seed", type=int, default=0,
+                   help="seed of the whole run (default 0): the chains and, for the data sets "
+                        "without a fixed split (bbc, bbc-5, poliblog, movie-scale), the "
+                        "train/test split too")
     f.add_argument("--out", default="runs/latest", help="output directory (default runs/latest)")
     for option, (kind, text) in _OPTION_HELP.items():
         flag = "--" + option.replace("_", "-")
