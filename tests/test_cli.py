@@ -131,6 +131,14 @@ def test_one_vs_all_resumes_from_its_class_checkpoints(tmp_path, monkeypatch, ca
         capsys.readouterr().err
 
 
+def test_more_snapshots_than_post_burnin_iterations_are_reported(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["fit", "--out", str(out), *FAST, "--snapshots", "9"]) == 0  # 8 iterations
+    assert ("warning: --snapshots 9: the post-burn-in iterations give 4 distinct snapshot "
+            "points; 4 kept") in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["snapshots"] == 4
+
+
 @pytest.mark.parametrize("content", [b"", b"not netcdf at all", None])
 def test_diagnose_on_a_broken_tree_is_a_clear_error(tmp_path, capsys, content):
     out = tmp_path / "run"

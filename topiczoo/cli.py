@@ -419,6 +419,10 @@ def run_fit(args) -> dict:
         progress=not args.quiet,
         checkpoint=out / "checkpoint.npz" if args.checkpoint else None)
     result, prediction = run.result, run.prediction
+    if result is not None and 0 < len(result.snapshots) < args.snapshots:
+        print(f"warning: --snapshots {args.snapshots}: the post-burn-in iterations give "
+              f"{len(result.snapshots)} distinct snapshot points; {len(result.snapshots)} kept",
+              file=sys.stderr)
     metrics = {}
     if prediction is not None:
         metrics = {s: prediction.metrics(test.labels, s) for s in STRATEGIES}
@@ -437,6 +441,7 @@ def run_fit(args) -> dict:
         "sampler": result.sampler if result else args.sampler, "chains": args.chains,
         "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
+        "snapshots": len(result.snapshots) if result else args.snapshots,
         "hyperparameters": {k: v for k, v in entry.build(args.topics, corpus=train,
                                                          **options).describe().items()
                             if k not in ("model", "num_topics")},
