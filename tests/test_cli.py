@@ -8,6 +8,7 @@ import json
 import arviz as az
 import pytest
 
+from topiczoo import cli
 from topiczoo.cli import main
 
 FAST = ["--topics", "4", "--chains", "2", "--iterations", "8", "--snapshots", "2",
@@ -115,6 +116,12 @@ def test_one_vs_all_resumes_from_its_class_checkpoints(tmp_path, monkeypatch, ca
             raise KeyboardInterrupt
         return real_fit(*args, **kwargs)
 
+    def at_once(*args, **kwargs):  # Ctrl-C before the first class's fit finished
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(topiczoo.ova, "fit", at_once)
+    assert main(argv + ["--out", str(tmp_path / "early"), "--checkpoint"]) == 130
+    assert "interrupted before any work was saved" in capsys.readouterr().err
     monkeypatch.setattr(topiczoo.ova, "fit", interrupted)
     assert main(argv + ["--out", str(out), "--checkpoint"]) == 130
     assert "resume with the same command" in capsys.readouterr().err
@@ -137,6 +144,27 @@ def test_more_snapshots_than_post_burnin_iterations_are_reported(tmp_path, capsy
     assert ("warning: --snapshots 9: the post-burn-in iterations give 4 distinct snapshot "
             "points; 4 kept") in capsys.readouterr().err
     assert json.loads((out / "summary.json").read_text())["snapshots"] == 4
+
+
+def test_usage_errors_and_warnings_are_one_line_and_a_closed_pipe_is_quiet(capsys):
+    import subprocess
+    import sys
+    import warnings
+
+    with pytest.raises(SystemExit):
+        main(["fit", "--model", "medlad"])
+    err = capsys.readouterr().err
+    assert err.startswith("topiczoo fit: error: argument --model: invalid choice: 'medlad'")
+    assert err.count("\n") == 1 and err.rstrip().endswith("(topiczoo fit --help lists the options)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        cli._one_line_warning(UserWarning("not converged"), UserWarning, "x.py", 1)
+    assert capsys.readouterr().err == "warning: not converged\n"
+    broken = subprocess.run(
+        [sys.executable, "-c", "import topiczoo.cli as c\n"
+         "def main():\n    raise BrokenPipeError\n"
+         "c.main = main\nc.console()"], capture_output=True, text=True)
+    assert broken.returncode == 1 and broken.stderr == ""
 
 
 @pytest.mark.parametrize("content", [b"", b"not netcdf at all", None])

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
@@ -70,8 +71,21 @@ def _defaults_by_model(option: str) -> str:
     return "default " + "; ".join(f"{v} for {', '.join(names)}" for v, names in values.items())
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line (the usage dump buried it) that points to
+    --help; sub-commands use the same class."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+
+def _chains(n: int) -> str:
+    """'1 chain', '4 chains'."""
+    return f"{n} chain{'s' if n != 1 else ''}"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="topiczoo", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="topiczoo", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     f = sub.add_parser(
         "fit", help="fit a supervised topic model with several exact MCMC chains",
@@ -268,7 +282,7 @@ def run_compare(args) -> list:
     _check_out(out)
     rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)
     print(markdown_table(rows, grid), end="")
-    print(f"wrote {out / 'table.csv'}, {out / 'table.md'} and the plots")
+    print(f"wrote {out}: " + ", ".join(sorted(p.name + "/" * p.is_dir() for p in out.iterdir())))
     return rows
 
 
@@ -379,8 +393,8 @@ def run_fit(args) -> dict:
     out = Path(args.out)
     if args.check:
         print(f"ok: {args.model} with {args.topics} topics on {data.name} ({kind}; train "
-              f"{train!r}, test {test!r}), {args.chains} chains x {args.iterations} iterations "
-              f"into {out}")
+              f"{train!r}, test {test!r}), sampler {args.sampler}, {_chains(args.chains)} x "
+              f"{args.iterations} iterations into {out}")
         return {}
     _prepare_out(out, resume=args.checkpoint)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr))
@@ -404,7 +418,7 @@ def run_fit(args) -> dict:
         options["c"] = tuning.best_c
         cv_chains = args.cv_chains or args.chains
         print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
-              f"({cv_chains} chain{'s' if cv_chains != 1 else ''} x {iterations} iterations "
+              f"({_chains(cv_chains)} x {iterations} iterations "
               f"per fit, "
               f"{tuning.seconds:.0f} s); c = {tuning.best_c:g}")
         print(tuning.table())
@@ -477,12 +491,15 @@ def run_fit(args) -> dict:
             print(f"warning: trace.png not written: {err}", file=sys.stderr)
         if result.snapshots:
             written += _write_topics(result, train.label_names, out)
-    if metrics:
-        print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in metrics[average].items())
-              + "   [" + "  ".join(f"{s} {next(iter(m.values())):.4f}" for s, m in metrics.items())
+    if metrics:  # the bracket: the headline metric (F1 for multi-label) by strategy
+        shown = metrics[average]
+        headline = "f1" if "f1" in shown else next(iter(shown))
+        named = "" if headline == next(iter(shown)) else f"{headline}: "
+        print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items())
+              + f"   [{named}" + "  ".join(f"{s} {m[headline]:.4f}" for s, m in metrics.items())
               + "]")
     print(f"training: {run.train_seconds:.1f} s, {run.token_iterations_per_second / 1e6:.2f} M "
-          f"token-iterations/s ({args.chains} chains); prediction {run.predict_seconds:.1f} s")
+          f"token-iterations/s ({_chains(args.chains)}); prediction {run.predict_seconds:.1f} s")
     if table is not None:
         print(format_table(table))
     print("wrote " + ", ".join(str(p) for p in written))
@@ -546,6 +563,16 @@ def main(argv=None) -> int:
         from topiczoo.memory import return_large_blocks_to_os
 
         return_large_blocks_to_os()  # long fits: a peak RSS ~20% lower (topiczoo.memory)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning  # a warning is one line, as an error is
+        return _run(args)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr if file is None else file)
+
+
+def _run(args) -> int:
     try:
         if args.command == "fit":
             run_fit(args)
@@ -559,11 +586,21 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        resumable = getattr(args, "checkpoint", False) or args.command == "compare"
-        print("interrupted" + (f"; resume with the same command (finished work in {args.out})"
-                               if resumable else ""), file=sys.stderr)
+        print(_interrupted(args), file=sys.stderr)
         return 130
     return 0
+
+
+def _interrupted(args) -> str:
+    """What Ctrl-C leaves: finished work to resume from, or nothing saved yet."""
+    if not (getattr(args, "checkpoint", False) or args.command == "compare"):
+        return "interrupted"
+    out = Path(args.out)
+    saved = out.is_dir() and (any(out.glob("checkpoint*.npz")) or any(out.glob("cells/*.json"))
+                              or (out / "choose_c.json").is_file())
+    if saved:
+        return f"interrupted; resume with the same command (finished work in {out})"
+    return "interrupted before any work was saved: the same command starts afresh"
 
 
 def console() -> None:
@@ -571,8 +608,14 @@ def console() -> None:
     the exit is immediate (``os._exit``, output flushed): JAX's runtime threads may still be
     running the interrupted computation, and a normal interpreter exit under them aborts the
     process ("terminate called without an active exception"). Nothing is lost: every
-    finished chunk is already in the checkpoint."""
-    code = main()
+    finished chunk is already in the checkpoint. A reader that leaves early (``| head``)
+    ends the command quietly, as Python's documentation recommends."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     if code == 130:
         sys.stdout.flush()
         sys.stderr.flush()
