@@ -127,7 +127,7 @@ class Grid:
                 raise ValueError(f"the grid's {axis} repeat a value: {values}")
         for name in self.data:
             if name not in DATASETS:
-                raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
+                raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
         for label in self.models:
             name, sampler = split_model(label)
             if name not in REGISTRY:
