@@ -109,6 +109,12 @@ def test_plot_shows_the_extreme_coefficients_with_their_words():
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["2: eggs dates (50.0%)", "0: apple bread (50.0%)"]  # eta -0.25 < 0.5
     assert [p.get_width() for p in fig.axes[0].patches] == [-0.25, 0.5]
+    from matplotlib.figure import Figure
+
+    given = Figure()
+    axes = given.subplots(1, 2)
+    assert plot_topics(found, ax=axes[1]) is given and len(axes[1].patches) == 2
+    assert not axes[0].patches
     unsupervised = plot_topics(topics(_result(eta=False), chain=1))
     assert unsupervised.axes[0].get_xlabel() == "share of training tokens (%)"
     with pytest.raises(ValueError, match="no topic to plot"):

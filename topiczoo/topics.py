@@ -130,12 +130,14 @@ def format_topics(found: list[Topic], *, task_names=None, max_tasks: int = 3) ->
 
 
 def plot_topics(found: list[Topic], *, task: int = 0, num_topics: int = 20,
-                num_words: int = 5, task_name: str | None = None, title: str | None = None):
+                num_words: int = 5, task_name: str | None = None, title: str | None = None,
+                ax=None):
     """A horizontal bar chart of topics, labelled with their words: for a supervised model
     the ``num_topics // 2`` topics of largest and of smallest eta of task ``task`` (the bar is
     eta), else the ``num_topics`` largest topics (the bar is their share of tokens, %). Each
     bar is labelled with the topic's index, its first ``num_words`` words and its share.
-    Returns a matplotlib ``Figure`` (save it with ``topiczoo.diagnostics.save_figure``)."""
+    ax: a matplotlib ``Axes`` to draw into (default: a new figure sized to the topics).
+    Returns the matplotlib ``Figure`` (save it with ``topiczoo.diagnostics.save_figure``)."""
     from matplotlib.figure import Figure
 
     if not found:
@@ -159,8 +161,11 @@ def plot_topics(found: list[Topic], *, task: int = 0, num_topics: int = 20,
         xlabel = "share of training tokens (%)"
     labels = [f"{t.index}: {' '.join(t.words[:num_words])} ({100 * t.share:.1f}%)"
               for t in ranked]
-    fig = Figure(figsize=(8, 0.3 * len(ranked) + 1.2))
-    ax = fig.add_subplot()
+    if ax is None:
+        fig = Figure(figsize=(8, 0.3 * len(ranked) + 1.2))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
     colors = ["tab:red" if v < 0 else "tab:blue" for v in values]
     ax.barh(range(len(ranked)), values, color=colors)
     ax.set_yticks(range(len(ranked)), labels, fontsize=8)
@@ -168,5 +173,6 @@ def plot_topics(found: list[Topic], *, task: int = 0, num_topics: int = 20,
     ax.set_xlabel(xlabel)
     ax.set_title(title or ("the topics of largest and smallest coefficient" if supervised
                            else "the largest topics"), fontsize=10)
-    fig.tight_layout()
+    if len(fig.axes) == 1:
+        fig.tight_layout()
     return fig
