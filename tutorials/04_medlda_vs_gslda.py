@@ -140,6 +140,44 @@ if FULL:  # the same settings and seed: the live run above must give the same di
 # with an sd across seeds near 0.007), and in the benchmark MedLDA's single-chain
 # predictions (SF, SA) are two to three points better than gSLDA's.
 #
+# ### What the topics say
+#
+# `topiczoo.topics` reads a fit's topics: `topics(result)` lists the occupied topics of one
+# chain at one snapshot (default chain 0, the last snapshot: a topic's number is its label in
+# that chain only) with their size, their coefficient $\eta_k$ and their most probable words;
+# `plot_topics` draws the strongest of them (the command line writes both as `topics.md` and
+# `topics.png`). Below, the ten topics of largest and smallest $\eta_k$ of each supervised
+# model, then all of them as a table; $\eta_k > 0$ pushes a document towards the second
+# class.
+
+# %%
+from topiczoo.topics import format_topics, plot_topics, topics
+
+towards = f"> 0: towards {data.label_names[1]}"
+fig, axes = plt.subplots(1, 2, figsize=(16, 4.6))
+for ax, name in zip(axes, ("gslda", "medlda")):
+    plot_topics(topics(runs[name].result), num_topics=10, num_words=4, task_name=towards,
+                ax=ax, title=f"{name}: chain 0, last snapshot")
+fig.tight_layout()
+plt.show()
+for name in ("gslda", "medlda"):
+    found = topics(runs[name].result, num_words=8)
+    etas = np.array([t.eta[0] for t in found])
+    print(f"{name}: {len(found)} topics, eta from {etas.min():+.1f} to {etas.max():+.1f}")
+    print(format_topics(found))
+
+# %% [markdown]
+# Two ways of using the same 20 topics. gSLDA at $c = 25$ spreads its coefficients over
+# topics of comparable size (3-12% of the tokens each, $\eta_k$ from about -14 to +11):
+# Christian topics (jesus, christ; bible, church) and regular posters of talk.religion.misc
+# (sandvik, kendig) push towards that group; atheism, Islam, morality and other regular
+# posters (keith, livesey) towards alt.atheism. Gibbs MedLDA, whose margin $\ell = 164$
+# asks for large scores, puts three quarters of the tokens into two broad topics with
+# $\eta_k$ near $\pm 194$ whose words look alike (god, people, writes), and leaves eighteen
+# small topics (1-2% each) with coefficients below 7: a document's class is decided by which
+# of the two broad topics its words join. Both readings are of one chain at one snapshot;
+# another chain numbers its topics differently.
+#
 # ## 4.2 Margins
 #
 # What the two losses do to the training documents. For each chain's last state, the
