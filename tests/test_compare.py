@@ -105,6 +105,8 @@ def test_grid_from_toml_and_its_errors(tmp_path, capsys):
     config.write_text('data = ["bbc"]\nmodels = ["gslda"]\ntopics = [2]\nchain = 3\n')
     with pytest.raises(ValueError, match="unknown keys.*chain"):
         compare_module.load_grid(config)
+    assert main(["compare", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert "grid file " in capsys.readouterr().err
     for argv, message in ((["--models", "lda"], "unsupervised"),
                           (["--models", "gslda", "--option", "gslda:c=2.5"], "whole-number"),
                           (["--models", "nope"], "unknown model"),

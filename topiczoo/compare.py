@@ -295,6 +295,8 @@ def load_grid(path, overrides: dict | None = None) -> Grid:
         [samplers]
         medlda = "light"
     """
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"grid file {str(path)!r} not found")
     with open(path, "rb") as f:
         try:
             raw = tomllib.load(f)
