@@ -96,6 +96,10 @@ def test_bad_arguments_are_clear_errors(kwargs, message):
 def test_no_snapshot_is_a_clear_error():
     with pytest.raises(ValueError, match="num_snapshots >= 1"):
         topics(SimpleNamespace(snapshots=[]))
+    old = _result(nonparametric=True)
+    del old.snapshots[0].arrays["n_k"]
+    with pytest.raises(ValueError, match="no topic sizes n_k"):
+        topics(old)
 
 
 def test_plot_shows_the_extreme_coefficients_with_their_words():

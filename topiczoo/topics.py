@@ -53,6 +53,9 @@ def topics(result, *, chain: int = 0, snapshot: int = -1, num_words: int = 10,
     snapshots = getattr(result, "snapshots", None)
     if not snapshots:
         raise ValueError("the fit kept no training snapshot: fit with num_snapshots >= 1")
+    if "n_k" not in snapshots[0].arrays:
+        raise ValueError("the snapshots hold no topic sizes n_k (a checkpoint written before "
+                         "topiczoo.topics existed): continue or rerun the fit")
     num_chains = int(np.asarray(snapshots[0].arrays["n_k"]).shape[0])
     if not isinstance(chain, (int, np.integer)) or not 0 <= chain < num_chains:
         raise ValueError(f"chain must be an integer in 0..{num_chains - 1}, got {chain!r}")
