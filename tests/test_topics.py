@@ -97,9 +97,10 @@ def test_no_snapshot_is_a_clear_error():
     with pytest.raises(ValueError, match="num_snapshots >= 1"):
         topics(SimpleNamespace(snapshots=[]))
     old = _result(nonparametric=True)
-    del old.snapshots[0].arrays["n_k"]
+    del old.snapshots[0].arrays["n_k"]  # the first snapshot from before n_k was kept
+    assert [t.index for t in topics(old, chain=1)] == [2, 0]  # the last one has it
     with pytest.raises(ValueError, match="no topic sizes n_k"):
-        topics(old)
+        topics(old, snapshot=0)
 
 
 def test_plot_shows_the_extreme_coefficients_with_their_words():

@@ -53,16 +53,17 @@ def topics(result, *, chain: int = 0, snapshot: int = -1, num_words: int = 10,
     snapshots = getattr(result, "snapshots", None)
     if not snapshots:
         raise ValueError("the fit kept no training snapshot: fit with num_snapshots >= 1")
-    if "n_k" not in snapshots[0].arrays:
-        raise ValueError("the snapshots hold no topic sizes n_k (a checkpoint written before "
-                         "topiczoo.topics existed): continue or rerun the fit")
-    num_chains = int(np.asarray(snapshots[0].arrays["n_k"]).shape[0])
-    if not isinstance(chain, (int, np.integer)) or not 0 <= chain < num_chains:
-        raise ValueError(f"chain must be an integer in 0..{num_chains - 1}, got {chain!r}")
     if not isinstance(snapshot, (int, np.integer)) or not -len(snapshots) <= snapshot < len(
             snapshots):
         raise ValueError(f"snapshot must index the fit's {len(snapshots)} snapshots, got "
                          f"{snapshot!r}")
+    chosen = snapshots[snapshot].arrays
+    if "n_k" not in chosen:
+        raise ValueError("the snapshot holds no topic sizes n_k (a checkpoint written before "
+                         "topiczoo.topics existed): continue or rerun the fit")
+    num_chains = int(np.asarray(chosen["n_k"]).shape[0])
+    if not isinstance(chain, (int, np.integer)) or not 0 <= chain < num_chains:
+        raise ValueError(f"chain must be an integer in 0..{num_chains - 1}, got {chain!r}")
     if not isinstance(num_words, (int, np.integer)) or num_words < 1:
         raise ValueError(f"num_words must be an integer >= 1, got {num_words!r}")
     arrays = snapshots[snapshot].chain(chain)
