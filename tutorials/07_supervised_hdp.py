@@ -452,22 +452,22 @@ print(f"\nrank R-hat from {summary['r_hat'].min():.3f} to {summary['r_hat'].max(
 # advice holds: for prediction this can be enough; for posterior summaries, such as how many
 # topics the corpus "has", it is not.
 #
-# **The largest topics and their coefficients** (chain 0, last state): size in tokens,
+# **The largest topics and their coefficients** (`topiczoo.topics`: chain 0 at its last
+# snapshot, which is its last state): size in tokens,
 # $\eta_k$ (positive pushes a document towards the second class) and the most frequent words.
 
 # %%
+from topiczoo.topics import format_topics
+from topiczoo.topics import topics as list_topics  # `topics` names a column below
+
 state = shdp.chain_state(0)
-n_k, n_wk, eta = (np.asarray(a) for a in (state.n_k, state.n_wk, state.eta[0]))
-print(f"y = 1 is {data.label_names[1]!r}; {int((n_k > 0).sum())} occupied topics; "
+found = list_topics(shdp, sort_by="tokens", num_words=9)  # chain 0, last snapshot = last state
+print(f"y = 1 is {data.label_names[1]!r}; {len(found)} occupied topics; "
       f"alpha {float(state.alpha):.2f}, gamma {float(state.gamma):.2f}")
-for k in np.argsort(n_k)[::-1][:10]:
-    words = ", ".join(train.vocabulary[w] for w in np.argsort(n_wk[:, k])[::-1][:9])
-    print(f"topic {k:>3}  {n_k[k]:>6} tokens  eta {eta[k]:+6.2f}  {words}")
-strong = [k for k in np.argsort(eta) if n_k[k] >= 100]
-print("\nstrongest coefficients among topics of at least 100 tokens:")
-for k in strong[:3] + strong[-3:]:
-    words = ", ".join(train.vocabulary[w] for w in np.argsort(n_wk[:, k])[::-1][:9])
-    print(f"topic {k:>3}  {n_k[k]:>6} tokens  eta {eta[k]:+6.2f}  {words}")
+print(format_topics(found[:10]))
+strong = sorted((t for t in found if t.tokens >= 100), key=lambda t: t.eta[0])
+print("strongest coefficients among topics of at least 100 tokens:")
+print(format_topics(strong[:3] + strong[-3:]))
 
 # %% [markdown]
 # In the full-size run some topics are about content (a Christian topic, god, bible, jesus,
