@@ -1,126 +1,256 @@
-"""topiczoo.topics: the topics of one chain at one snapshot, as a list, a table and a plot."""
+"""The collapsed sweeps against an independent reference, and the lookup-table log-likelihood
+against direct forms.
 
-from types import SimpleNamespace
+``_collapsed_sweep`` evaluates the supervised factor from per-document exp tables and falls back
+to log space for documents whose exponents could leave the safe range. It must draw exactly the
+topics of ``reference.collapsed_sweep`` (plain Python, every conditional recomputed from the
+assignments alone, nothing shared with the package) given the same uniform per token: numba's
+``np.random.seed(s); np.random.random()`` is NumPy's legacy stream, so the reference is handed
+``RandomState(s).random_sample(N)``. The two differ only by floating rounding, far too little to
+change a draw here.
+"""
 
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.scipy.special import gammaln
+from scipy.special import gammaln as gammaln64
 
-from topiczoo.fit import Snapshot
-from topiczoo.topics import format_topics, plot_topics, topics
+import reference
+from topiczoo.kernels import topics as tk
+from topiczoo.kernels.topics import collapsed_log_likelihood
+from topiczoo.kernels.topics import TopicState, collapsed_topics_step
 
-VOCAB = ("apple", "bread", "cheese", "dates", "eggs")
-BETA = 0.5
-
-
-def _result(eta=True, nonparametric=False):
-    """Two chains, two snapshots; chain 1 of the last snapshot is the one read below:
-    topics 0 (apple, bread), 1 empty, 2 (eggs, then dates)."""
-    n_wk = np.zeros((2, 2, 5, 3), np.int32)  # [snapshot, chain, V, K]
-    n_wk[1, 1, :, 0] = [6, 3, 1, 0, 0]
-    n_wk[1, 1, :, 2] = [0, 0, 0, 2, 8]
-    n_wk[0] = 1  # another snapshot: not read
-    n_k = n_wk.sum(axis=2)
-    snapshots = []
-    for s in range(2):
-        arrays = {"n_k": n_k[s]}
-        if nonparametric:
-            phi = (n_wk[s] + BETA) / (n_k[s] + 5 * BETA)[:, None, :]
-            arrays["phi_wk"] = np.where(n_k[s][:, None, :] > 0, phi, 0.0).astype(np.float32)
-        else:
-            arrays["n_wk"] = n_wk[s]
-        if eta:
-            arrays["eta"] = np.array([[[-1.0, 5.0, 2.0], [0.5, 0.0, -0.25]]] * 2, np.float32)
-        snapshots.append(Snapshot(10 + 5 * s, arrays))
-    return SimpleNamespace(snapshots=snapshots, vocabulary=VOCAB,
-                           model=SimpleNamespace(beta=BETA))
+ALPHA = 0.5
+BETA = 0.1
+VOCAB = 12
 
 
-@pytest.mark.parametrize("nonparametric", [False, True])
-def test_topics_of_one_chain_at_one_snapshot(nonparametric):
-    found = topics(_result(nonparametric=nonparametric), chain=1, num_words=3)
-    assert [t.index for t in found] == [2, 0]  # the empty topic 1 left out; eta 2 > -1
-    top, other = found
-    assert top.tokens == 10 and other.tokens == 10 and top.share == 0.5
-    assert top.eta == (2.0, -0.25) and other.eta == (-1.0, 0.5)
-    assert top.words == ("eggs", "dates", "apple") and other.words == ("apple", "bread", "cheese")
-    # phi = (n_kw + beta) / (n_k + V beta), most probable first
-    assert np.allclose(top.probabilities, np.array([8.5, 2.5, 0.5]) / 12.5)
-    by_tokens = topics(_result(nonparametric=nonparametric), chain=1, sort_by="tokens")
-    assert [t.index for t in by_tokens] == [0, 2]  # ties keep the slot order
-    second_task = topics(_result(nonparametric=nonparametric), chain=1, task=1)
-    assert [t.index for t in second_task] == [0, 2]  # eta of task 1: 0.5 > -0.25
+def _corpus(rng, lengths):
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    words = rng.integers(0, VOCAB, offsets[-1]).astype(np.int32)
+    return words, offsets
 
 
-def test_unsupervised_topics_are_ordered_by_size():
-    result = _result(eta=False)
-    result.snapshots[-1].arrays["n_wk"][1, 0, 2] = 5  # topic 2 grows to 15 tokens
-    result.snapshots[-1].arrays["n_k"][1, 2] = 15
-    found = topics(result, chain=1)
-    assert [t.index for t in found] == [2, 0] and found[0].eta == ()
-    assert found[0].share == 15 / 25 and len(found[0].words) == 5
-    with pytest.raises(ValueError, match="needs a supervised model"):
-        topics(result, sort_by="eta")
-    table = format_topics(found)
-    assert table.splitlines()[0] == "| topic | tokens | share % | most probable words |"
-    assert table.splitlines()[2] == "| 2 | 15 | 60.00 | eggs apple dates bread cheese |"
+def _counts(z, words, offsets, num_topics):
+    doc_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    n_dk = np.zeros((len(offsets) - 1, num_topics), np.int32)
+    n_wk = np.zeros((VOCAB, num_topics), np.int32)
+    np.add.at(n_dk, (doc_ids, z), 1)
+    np.add.at(n_wk, (words, z), 1)
+    return [n_dk, n_wk, np.bincount(z, minlength=num_topics).astype(np.int32)]
 
 
-def test_table_names_the_tasks_and_summarises_many():
-    found = topics(_result(), chain=1, num_words=2)
-    table = format_topics(found, task_names=["fruit", "dairy"]).splitlines()
-    assert table[0] == "| topic | tokens | share % | eta (fruit) | eta (dairy) | most probable words |"
-    assert table[2] == "| 2 | 10 | 50.00 | +2.000 | -0.250 | eggs dates |"
-    many = format_topics(found, task_names=["fruit", "dairy"], max_tasks=1).splitlines()
-    assert many[0] == ("| topic | tokens | share % | largest eta | smallest eta | most probable "
-                       "words |")
-    assert many[3] == "| 0 | 10 | 50.00 | +0.500 (dairy) | -1.000 (fruit) | apple bread |"
-    piped = _result()
-    piped.vocabulary = ("a|b",) + VOCAB[1:]
-    assert "| a\\|b bread |" in format_topics(topics(piped, chain=1, num_words=2))
-    with pytest.raises(ValueError, match="1 names for 2 tasks"):
-        format_topics(found, task_names=["fruit"])
+def _state(rng, words, offsets, num_topics):
+    z = rng.integers(0, num_topics, words.shape[0]).astype(np.int32)
+    return [z, *_counts(z, words, offsets, num_topics)]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(chain=2), "chain must be an integer in 0..1"),
-    (dict(snapshot=2), "snapshot must index the fit's 2 snapshots"),
-    (dict(num_words=0), "num_words must be an integer >= 1"),
-    (dict(task=2), "task must be an integer in 0..1"),
-    (dict(sort_by="size"), "sort_by must be 'eta', 'tokens' or 'index'"),
-])
-def test_bad_arguments_are_clear_errors(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        topics(_result(), **kwargs)
+def _responses(rng, num_tasks, num_topics, num_docs, hot_doc=None):
+    """eta, psi, rho like a logistic response's; ``hot_doc`` gets exponents beyond the bound."""
+    eta = rng.normal(0.0, 1.5, (num_tasks, num_topics))
+    psi = rng.normal(0.0, 1.0, (num_tasks, num_docs))
+    rho = rng.uniform(0.05, 2.0, (num_tasks, num_docs))
+    if hot_doc is not None:
+        eta[:, 0] = 40.0  # with rho: c_t h_t^2 alone is about 1e3 in the hot document
+        rho[:, hot_doc] = 500.0
+        psi[:, hot_doc] = 300.0
+    return eta, psi, rho
 
 
-def test_no_snapshot_is_a_clear_error():
-    with pytest.raises(ValueError, match="num_snapshots >= 1"):
-        topics(SimpleNamespace(snapshots=[]))
-    old = _result(nonparametric=True)
-    del old.snapshots[0].arrays["n_k"]  # the first snapshot from before n_k was kept
-    assert [t.index for t in topics(old, chain=1)] == [2, 0]  # the last one has it
-    with pytest.raises(ValueError, match="no topic sizes n_k"):
-        topics(old, snapshot=0)
+def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, **kw):
+    """Run one sweep per seed from a copy of ``state``; the states after each and the returns."""
+    state = [a.copy() for a in state]
+    history, returns = [], []
+    for seed in seeds:
+        returns.append(sweep(*state, words, offsets, eta, psi, rho, ALPHA, BETA, seed, **kw))
+        history.append([a.copy() for a in state])
+    return history, returns
 
 
-def test_plot_shows_the_extreme_coefficients_with_their_words():
-    result = _result()
-    found = topics(result, chain=1, num_words=2)
-    fig = plot_topics(found, num_topics=1, task_name="fruit")
-    ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["2: eggs dates (50.0%)"]
-    assert ax.get_xlabel() == "eta (fruit)"
-    fig = plot_topics(found, task=1)
-    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert labels == ["2: eggs dates (50.0%)", "0: apple bread (50.0%)"]  # eta -0.25 < 0.5
-    assert [p.get_width() for p in fig.axes[0].patches] == [-0.25, 0.5]
-    from matplotlib.figure import Figure
+def _reference_sweeps(state, words, offsets, eta, psi, rho, seeds):
+    """The reference's sweeps from ``state``, one per seed, with the uniforms the fast sweep
+    draws from that seed; the states after each, as [z, n_dk, n_wk, n_k]."""
+    z = state[0]
+    num_topics = state[3].shape[0]
+    history = []
+    for seed in seeds:
+        uniforms = np.random.RandomState(seed).random_sample(len(z))
+        z = reference.collapsed_sweep(z, words, offsets, eta, psi, rho, ALPHA, BETA, VOCAB,
+                                      num_topics, uniforms)
+        history.append([z, *reference.counts(z, words, offsets, VOCAB, num_topics)])
+    return history
 
-    given = Figure()
-    axes = given.subplots(1, 2)
-    assert plot_topics(found, ax=axes[1]) is given and len(axes[1].patches) == 2
-    assert not axes[0].patches
-    unsupervised = plot_topics(topics(_result(eta=False), chain=1))
-    assert unsupervised.axes[0].get_xlabel() == "share of training tokens (%)"
-    with pytest.raises(ValueError, match="no topic to plot"):
-        plot_topics([])
+
+def _assert_same(history_a, history_b):
+    for sweep, (a, b) in enumerate(zip(history_a, history_b)):
+        for name, x, y in zip(("z", "n_dk", "n_wk", "n_k"), a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"{name} after sweep {sweep + 1}")
+
+
+def _check_counts(state, words, offsets):
+    z, *counts = state
+    for name, x, y in zip(("n_dk", "n_wk", "n_k"), counts,
+                          _counts(z, words, offsets, counts[0].shape[1])):
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+SEEDS = [3, 11, 12345, 7, 2**31 + 5]
+LENGTHS = [9, 1, 14, 0, 6, 25, 4, 11]  # includes an empty and a one-token document
+HOT_DOC = 2
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+@pytest.mark.parametrize("num_tasks", [1, 3])
+@pytest.mark.parametrize("hot", [False, True], ids=["all-tables", "with-log-space-doc"])
+def test_table_sweep_draws_the_reference_topics(num_topics, num_tasks, hot):
+    rng = np.random.default_rng(100 * num_topics + 10 * num_tasks + hot)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, num_tasks, num_topics, len(LENGTHS),
+                               HOT_DOC if hot else None)
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS)
+    _assert_same(ref, new)
+    _check_counts(new[-1], words, offsets)
+    if hot:  # the hot document (and only a part of the corpus) went to log space every sweep
+        assert all(LENGTHS[HOT_DOC] <= n < sum(LENGTHS) for n in log_space), log_space
+    else:
+        assert log_space == [0] * len(SEEDS)
+    # the table form really ran: the moves changed many topics
+    assert np.mean(new[-1][0] != state[0]) > 0.3
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+def test_forced_log_space_and_forced_tables(num_topics):
+    rng = np.random.default_rng(num_topics)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
+    forced, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
+                                max_exponent=-1.0)
+    _assert_same(ref, forced)
+    assert log_space == [sum(LENGTHS)] * len(SEEDS)
+    tables, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho,
+                                SEEDS, max_exponent=np.inf)
+    _assert_same(ref, tables)
+    assert log_space == [0] * len(SEEDS)
+    # the package's own per-token log-space sweep draws them too
+    package_reference, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta,
+                                   psi, rho, SEEDS)
+    _assert_same(ref, package_reference)
+
+
+@pytest.mark.parametrize("num_topics", [3, 20])
+def test_plain_lda_sweep(num_topics):
+    rng = np.random.default_rng(7 + num_topics)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    empty = np.zeros((0, num_topics)), np.zeros((0, len(LENGTHS))), np.zeros((0, len(LENGTHS)))
+    ref = _reference_sweeps(state, words, offsets, *empty, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS)
+    _assert_same(ref, new)
+    assert log_space == [0] * len(SEEDS)
+
+
+def test_full_table_falls_back_to_log_space(monkeypatch):
+    """A document meeting more topics than the table holds finishes in log space.
+
+    Run as plain Python (``py_func``, drawing from NumPy's legacy generator, the stream the
+    reference is handed) with a table of two rows, so that every document meeting a third topic
+    switches mid-way.
+    """
+    num_topics = 6
+    monkeypatch.setattr(tk, "_TABLE_ENTRIES", 2 * num_topics)
+    rng = np.random.default_rng(5)
+    words, offsets = _corpus(rng, LENGTHS)
+    state = _state(rng, words, offsets, num_topics)
+    eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
+    seeds = SEEDS[:3]
+    ref = _reference_sweeps(state, words, offsets, eta, psi, rho, seeds)
+    new, log_space = _sweeps(tk._collapsed_sweep.py_func, state, words, offsets, eta, psi, rho,
+                             seeds)
+    _assert_same(ref, new)
+    assert all(0 < n < sum(LENGTHS) for n in log_space), log_space
+
+
+def test_callback_chains_match_single_sweeps():
+    """Under vmap each chain is swept like an unbatched call, and the inputs are left intact."""
+    num_topics = 4
+    rng = np.random.default_rng(9)
+    words, offsets = _corpus(rng, LENGTHS)
+    eta, psi, rho = (jnp.asarray(a, jnp.float32)
+                     for a in _responses(rng, 1, num_topics, len(LENGTHS)))
+    states = [_state(rng, words, offsets, num_topics) for _ in range(2)]
+    batched = TopicState(*(jnp.asarray(np.stack(parts)) for parts in zip(*states)))
+    before = [np.array(a) for a in batched]
+    keys = jax.random.split(jax.random.PRNGKey(0), 2)
+
+    def step(key, topics, eta):
+        return collapsed_topics_step(key, topics, jnp.asarray(words), jnp.asarray(offsets), eta,
+                                     psi, rho, ALPHA, BETA)
+
+    out = jax.jit(jax.vmap(step, in_axes=(0, 0, None)))(keys, batched, eta)
+    for chain in range(2):
+        single = jax.jit(step)(keys[chain], TopicState(*(a[chain] for a in batched)), eta)
+        for x, y in zip(out, single):
+            np.testing.assert_array_equal(np.asarray(x[chain]), np.asarray(y))
+        _check_counts([np.asarray(a[chain]) for a in out], words, offsets)
+    for x, y in zip(batched, before):
+        np.testing.assert_array_equal(np.asarray(x), y)
+    # an unbatched state with batched keys: each chain starts from the same state
+    shared = TopicState(*(a[0] for a in batched))
+    out = jax.jit(jax.vmap(step, in_axes=(0, None, None)))(keys, shared, eta)
+    single = jax.jit(step)(keys[1], shared, eta)
+    np.testing.assert_array_equal(np.asarray(out.z[1]), np.asarray(single.z))
+
+
+# ---------------------------------------------------------------------------------------------
+# collapsed_log_likelihood
+
+
+def _direct_log_likelihood(topics, beta):
+    """The formula as written, over all V x K counts (float32, as the monitor)."""
+    vocab_size = topics.n_wk.shape[0]
+    n_wk = topics.n_wk.astype(jnp.float32)
+    n_k = topics.n_k.astype(jnp.float32)
+    per_topic = gammaln(vocab_size * beta) - gammaln(n_k + vocab_size * beta)
+    return per_topic.sum() + (gammaln(n_wk + beta) - gammaln(beta)).sum()
+
+
+def _float64_log_likelihood(n_wk, beta):
+    vocab_size = n_wk.shape[0]
+    n_k = n_wk.sum(0)
+    return float((gammaln64(vocab_size * beta) - gammaln64(n_k + vocab_size * beta)).sum()
+                 + (gammaln64(n_wk + beta) - gammaln64(beta)).sum())
+
+
+@pytest.mark.parametrize(
+    "vocab_size, num_topics, num_tokens",
+    [(300, 20, 2000), (2000, 50, 30_000), (40, 3, 5000), (5, 2, 9)],
+    ids=["table", "table-large", "direct", "direct-tiny"],  # N + 1 < V K uses the table
+)
+@pytest.mark.parametrize("beta", [0.01, 0.5])
+def test_collapsed_log_likelihood_equals_direct_formula(vocab_size, num_topics, num_tokens, beta):
+    rng = np.random.default_rng(num_tokens)
+    # Zipf-like words so that some counts are large, most are 0 or small
+    words = np.minimum(rng.zipf(1.3, num_tokens) - 1, vocab_size - 1).astype(np.int32)
+    z = rng.integers(0, num_topics, num_tokens).astype(np.int32)
+    n_wk = np.zeros((vocab_size, num_topics), np.int32)
+    np.add.at(n_wk, (words, z), 1)
+    topics = TopicState(jnp.asarray(z), jnp.zeros((1, num_topics), jnp.int32),
+                        jnp.asarray(n_wk), jnp.asarray(n_wk.sum(0)))
+    new = float(jax.jit(collapsed_log_likelihood, static_argnums=1)(topics, beta))
+    direct = float(jax.jit(_direct_log_likelihood, static_argnums=1)(topics, beta))
+    exact = _float64_log_likelihood(n_wk.astype(np.float64), beta)
+    assert new == pytest.approx(direct, rel=1e-5)
+    assert new == pytest.approx(exact, rel=1e-5)
+    # also unjitted and under vmap (the kernel's vectorized chains)
+    assert float(collapsed_log_likelihood(topics, beta)) == pytest.approx(direct, rel=1e-5)
+    batched = TopicState(*(jnp.stack([a, a]) for a in topics))
+    both = jax.vmap(lambda t: collapsed_log_likelihood(t, beta))(batched)
+    np.testing.assert_allclose(np.asarray(both), [direct, direct], rtol=1e-5)
