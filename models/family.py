@@ -51,6 +51,11 @@ class ModelFamily(Protocol):
         step. Its ``snapshot`` gives the globals :meth:`test_proportions` and :meth:`scores`
         read; its monitors named in ``label_invariant`` are what convergence is judged on."""
 
+    def phi_hat(self, snapshot: dict) -> np.ndarray:
+        """Posterior-mean topic-word distributions [..., V, K] of one chain's ``snapshot``
+        (``Snapshot.chain(c)``), columns summing to 1 (0 for a free slot of a nonparametric
+        family)."""
+
     def train_proportions(self, state) -> np.ndarray:
         """Topic proportions [D, K] of the training documents in one chain's state."""
 

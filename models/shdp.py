@@ -20,6 +20,7 @@ from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
@@ -128,6 +129,11 @@ class SHDPModel(ModelFamily):
             from topiczoo.kernels.hdp import map_steps
 
             map_steps(self.response)  # ValueError for a response without a MAP here
+
+    def phi_hat(self, snapshot: dict) -> np.ndarray:
+        """The snapshot's phi_wk as float64 [..., V, Kcap]: (n_wk + beta) / (n_k + V beta) on
+        occupied slots, 0 on free ones (``kernels.hdp.snapshot``)."""
+        return np.asarray(snapshot["phi_wk"], np.float64)
 
     @property
     def initial_capacity(self) -> int:

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from topiczoo.fit import Snapshot
+from topiczoo.models import lda
+from topiczoo.models.shdp import hdp
 from topiczoo.topics import format_topics, plot_topics, topics
 
 VOCAB = ("apple", "bread", "cheese", "dates", "eggs")
@@ -32,8 +34,8 @@ def _result(eta=True, nonparametric=False):
         if eta:
             arrays["eta"] = np.array([[[-1.0, 5.0, 2.0], [0.5, 0.0, -0.25]]] * 2, np.float32)
         snapshots.append(Snapshot(10 + 5 * s, arrays))
-    return SimpleNamespace(snapshots=snapshots, vocabulary=VOCAB,
-                           model=SimpleNamespace(beta=BETA))
+    model = hdp(3, beta=BETA) if nonparametric else lda(3, beta=BETA)  # their phi_hat
+    return SimpleNamespace(snapshots=snapshots, vocabulary=VOCAB, model=model)
 
 
 @pytest.mark.parametrize("nonparametric", [False, True])
