@@ -11,6 +11,7 @@ import numpy as np
 from topiczoo import fit, gslda, load_dataset, medlda, predict
 from topiczoo.diagnostics import (format_table, plot_gelman_rubin_brooks, plot_trace,
                                   save_figure, summary_table, to_datatree)
+from topiczoo.topics import format_topics, plot_topics, topics
 
 FIGURES = Path(__file__).parent / "figures"
 FIGURES.mkdir(exist_ok=True)
@@ -39,14 +40,12 @@ print(format_table(summary_table(tree)))
 save_figure(plot_trace(tree), FIGURES / "01_trace.png")
 save_figure(plot_gelman_rubin_brooks(tree), FIGURES / "01_grb.png")
 
-# 6. What the topics say about the labels: the words of the most positive and negative topic.
-snap = result.snapshots[-1].chain(0)  # chain 0's last snapshot: counts and eta
-phi = model.phi_hat(snap)             # [V, K]
-eta = snap["eta"][0]                  # task 0: [K]
-vocab = np.asarray(data.train.vocabulary)
-for k in (int(np.argmax(eta)), int(np.argmin(eta))):
-    top = vocab[np.argsort(phi[:, k])[::-1][:8]]
-    print(f"topic {k:2d}  eta {eta[k]:+8.1f}  {' '.join(top)}")
+# 6. What the topics say about the labels: chain 0's topics at its last snapshot, strongest
+#    eta first (labels differ between chains); the most positive and most negative ones.
+found = topics(result, num_words=8)
+print(format_topics([found[0], found[-1]]))
+save_figure(plot_topics(found, num_topics=10, task_name="> 0: towards politics"),
+            FIGURES / "01_topics.png")
 
 # 7. The same data with logistic sLDA (c = 25) for comparison.
 result25 = fit(gslda(20, c=25), data.train, num_chains=4, num_iterations=100, seed=0,
