@@ -107,6 +107,9 @@ def test_grid_from_toml_and_its_errors(tmp_path, capsys):
         compare_module.load_grid(config)
     assert main(["compare", "--config", str(tmp_path / "missing.toml")]) == 2
     assert "grid file " in capsys.readouterr().err
+    assert main(["compare", "--data", "nope", "--models", "gslda", "--topics", "2", "--out",
+                 str(tmp_path / "x")]) == 2  # worded as load_dataset words it
+    assert "unknown data set 'nope'; choose one of bbc, bbc-5" in capsys.readouterr().err
     for argv, message in ((["--models", "lda"], "unsupervised"),
                           (["--models", "gslda", "--option", "gslda:c=2.5"], "whole-number"),
                           (["--models", "nope"], "unknown model"),

@@ -112,7 +112,7 @@ class Grid:
     def check(self) -> None:
         """Clear errors for an unknown data set, model or option, a model that cannot take a
         data set's labels, and settings out of range (before anything runs)."""
-        from topiczoo.datasets import DATASETS
+        from topiczoo.datasets import check_name
         from topiczoo.predict import STRATEGIES
 
         for axis, kind in (("data", str), ("models", str), ("topics", int), ("seeds", int)):
@@ -126,8 +126,7 @@ class Grid:
             if len(set(values)) != len(values):
                 raise ValueError(f"the grid's {axis} repeat a value: {values}")
         for name in self.data:
-            if name not in DATASETS:
-                raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
+            check_name(name)
         for label in self.models:
             name, sampler = split_model(label)
             if name not in REGISTRY:

@@ -270,7 +270,7 @@ def load_dataset(
     ``ValueError``) for an unknown name, preprocessing or fold and ``FileNotFoundError``
     naming the missing file when the data are not found.
     """
-    _check_name(name)
+    check_name(name)
     _check_seed(seed)
     if fold is not None:
         if test_fraction is not None:
@@ -312,7 +312,7 @@ def load_folds(
     ``20news-binary``: the published training set); each fold's vocabulary comes from its
     training part. Folds are stratified by class for class labels.
     """
-    _check_name(name)
+    check_name(name)
     _check_seed(seed)
     num_folds, _ = _check_folds(num_folds, 0)
     prep = _check_preprocessing(name, preprocessing)
@@ -323,7 +323,8 @@ def load_folds(
     ]
 
 
-def _check_name(name: str) -> None:
+def check_name(name: str) -> None:
+    """InputError (a ValueError) unless ``name`` is one of :data:`DATASETS`."""
     if name not in DATASETS:
         raise InputError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)}")
 

@@ -618,9 +618,9 @@ class MedLDAClassifier(_Classifier):
     not a probability of the label; use ``decision_function``.
 
     Model parameters: num_topics K (default 10); c: the cost (default 1), or ``"cv"`` with
-    ``c_grid`` and ``cv_folds`` (see :class:`GSLDAClassifier`); ell: the margin (None: the registry's default, 164 for two
-    classes and 64 for more, the JMLR paper's); alpha, beta, nu2 as for
-    :class:`GSLDAClassifier`.
+    ``c_grid`` and ``cv_folds`` (see :class:`GSLDAClassifier`); ell: the margin (None: the
+    registry's default, 164 for two classes and 64 for more, the JMLR paper's); alpha, beta,
+    nu2 as for :class:`GSLDAClassifier`.
     """
 
     _entries = {"binary": "medlda", "multiclass": "medlda-multitask"}
