@@ -73,7 +73,7 @@ import numpy as np
 from jax.scipy.special import gammaln
 
 from topiczoo.kernels.eta import _host_batched, _numba_seed, _seed_from_key, draw_eta_cholesky
-from topiczoo.kernels.topics import _search
+from topiczoo.kernels.topics import _BLOCK, _block_totals, _draw, _exp_in_place, _search_blocks
 
 # Test-only mutants (``_mutant=``): deliberately wrong rules that the tests must catch.
 MUTANT_NONE = 0
@@ -130,15 +130,6 @@ class SHDPState(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _search_prefix(cum, length, u):
-    """The first k < length with cum[k] > u (the last if none)."""
-    k = 0
-    while k < length - 1 and cum[k] <= u:
-        k += 1
-    return k
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _insert_sorted(active, num_active, slot):
     i = num_active
     while i > 0 and active[i - 1] > slot:
@@ -166,46 +157,59 @@ _TABLE_ROWS = 2048
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active):
-    """table[row, k] = exp(sum_t c_t e_tj e_tk) for the active slots k; row_cen[row] = e_.j."""
+def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active, shifted,
+             scratch):
+    """table[row, k] = exp(sum_t c_t e_tj e_tk) for the active slots k; row_cen[row] = e_.j.
+    The sum runs over t in order, in loops over the topics that vectorise (``shifted`` float64
+    and ``scratch`` int64 [>= num_active] are scratch)."""
     num_tasks = cen.shape[0]
     for t in range(num_tasks):
         row_cen[row, t] = cen_j[t]
     for idx in range(num_active):
+        shifted[idx] = 0.0
+    for t in range(num_tasks):
+        ct = c[t] * cen_j[t]
+        for idx in range(num_active):
+            shifted[idx] += ct * cen[t, active[idx]]
+    _exp_in_place(shifted, num_active, scratch)
+    for idx in range(num_active):
         kk = active[idx]
-        acc = 0.0
-        for t in range(num_tasks):
-            acc += c[t] * cen_j[t] * cen[t, kk]
-        table[row, kk] = np.exp(acc)
-        inv_table[row, kk] = 1.0 / table[row, kk]
+        table[row, kk] = shifted[idx]
+        inv_table[row, kk] = 1.0 / shifted[idx]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, quad, lin, n_dk,
-                        n_wk, inv_nk, beta_w, alpha, beta, log_factor, cum):
+                        n_wk, inv_nk, beta_w, alpha, beta, log_factor, weights, shifted,
+                        scratch):
     """Log-space weights of the existing topics for token (d, w), the score ``score`` [T]
-    without the token: fills lin [T], log_factor and cum [:num_active]; returns the shift (the
-    largest log factor, 0 if there is no topic)."""
+    without the token: fills lin [T], log_factor and weights [:num_active] (``shifted`` and
+    ``scratch`` int64 are scratch); returns the shift (the largest log factor, 0 if there is
+    no topic). Each log factor is summed over t in order, in loops over the topics that
+    vectorise."""
     num_tasks = eta.shape[0]
     for t in range(num_tasks):
         lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
+    for idx in range(num_active):
+        log_factor[idx] = 0.0
+    for t in range(num_tasks):
+        lin_t = lin[t]
+        quad_t = quad[t]
+        for idx in range(num_active):
+            e = eta[t, active[idx]]
+            log_factor[idx] += e * (lin_t - quad_t * e)
     top = -np.inf
     for idx in range(num_active):
-        kk = active[idx]
-        acc = 0.0
-        for t in range(num_tasks):
-            e = eta[t, kk]
-            acc += e * (lin[t] - quad[t] * e)
-        log_factor[idx] = acc
-        top = max(top, acc)
+        top = max(top, log_factor[idx])
     if num_active == 0:
         top = 0.0
-    total = 0.0
+    for idx in range(num_active):
+        shifted[idx] = log_factor[idx] - top
+    _exp_in_place(shifted, num_active, scratch)
     for idx in range(num_active):
         kk = active[idx]
-        total += ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
-                  * np.exp(log_factor[idx] - top))
-        cum[idx] = total
+        weights[idx] = ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
+                        * shifted[idx])
     return top
 
 
@@ -261,7 +265,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     inv_nk = np.empty(capacity)
     for k in range(capacity):
         inv_nk[k] = 1.0 / (n_k[k] + v_beta)
-    cum = np.empty(capacity + num_new)
+    weights = np.empty(capacity + num_new)  # of the occupied topics in order, then the new
+    blocks = np.empty((capacity + num_new + _BLOCK - 1) // _BLOCK)
+    shifted = np.empty(capacity)
+    scratch = np.empty(capacity, np.int64)
     log_factor = np.empty(capacity + num_new)
     aux = np.zeros((num_new, num_tasks))
     eta_old = np.zeros(num_tasks)
@@ -334,13 +341,19 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             for r in range(capacity):
                 row_of[r] = -1
             used = 0
+            # x_k summed over t in order, in loops over the topics that vectorise
+            for idx in range(num_active):
+                shifted[idx] = 0.0
+            for t in range(num_tasks):
+                a_t = a[t]
+                c_t = c[t]
+                for idx in range(num_active):
+                    e = cen[t, active[idx]]
+                    shifted[idx] += e * (a_t - 0.5 * c_t * e)
+            _exp_in_place(shifted, num_active, scratch)
             for idx in range(num_active):
                 kk = active[idx]
-                acc = 0.0
-                for t in range(num_tasks):
-                    e = cen[t, kk]
-                    acc += e * (a[t] - 0.5 * c[t] * e)
-                ab[kk] = np.exp(acc)
+                ab[kk] = shifted[idx]
                 dab[kk] = (n_dk[d, kk] + alpha * beta_w[kk]) * inv_nk[kk] * ab[kk]
         for i in range(start, end):
             w = words[i]
@@ -358,7 +371,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 if row_old < 0:
                     if used < rows:
                         _exp_row(table, inv_table, row_cen, used, cen_old, cen, c, active,
-                                 num_active)
+                                 num_active, shifted, scratch)
                         row_old = used
                         row_of[k_old] = used
                         used += 1
@@ -380,15 +393,12 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             new_weight = alpha * beta_new / (num_new * vocab)
             if mutant == 1:
                 new_weight = alpha / (num_new * vocab)
-            total = 0.0
             if num_tasks == 0:
                 for idx in range(num_active):
                     kk = active[idx]
-                    total += dab[kk] * (n_wk[w, kk] + beta)
-                    cum[idx] = total
-                total += new_weight
-                cum[num_active] = total
-                pick = _search_prefix(cum, num_active + 1, np.random.random() * total)
+                    weights[idx] = dab[kk] * (n_wk[w, kk] + beta)
+                weights[num_active] = new_weight
+                pick = _draw(weights, num_active + 1, blocks, np.random.random())
             else:
                 # The existing topics' weights, then the auxiliary topics' lazily: their
                 # exponent g(e) = sum_t A_t e_t - c_t e_t^2 / 2 (on the scale of the existing
@@ -404,20 +414,19 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 if fast:
                     for idx in range(num_active):
                         kk = active[idx]
-                        total += dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
-                        cum[idx] = total
+                        weights[idx] = dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
                     for t in range(num_tasks):
                         at = a[t] + c[t] * cen_old[t]
                         gmax += at * at / (2.0 * c[t]) if c[t] > 0 else np.inf
                 else:
                     top = _log_space_existing(d, w, active, num_active, eta, psi, rho, score,
                                               inv_n, quad, lin, n_dk, n_wk, inv_nk, beta_w,
-                                              alpha, beta, log_factor, cum)
-                    total = cum[num_active - 1] if num_active > 0 else 0.0
+                                              alpha, beta, log_factor, weights, shifted,
+                                              scratch)
                     for t in range(num_tasks):
                         gmax += lin[t] * lin[t] / (4.0 * quad[t]) if quad[t] > 0 else np.inf
                     gmax -= top
-                existing = total
+                existing = _block_totals(weights, num_active, blocks)
                 bound = np.inf
                 if gmax <= _MAX_EXPONENT - 1.0:
                     bound = num_new * new_weight * np.exp(gmax)
@@ -426,7 +435,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 if lazy:
                     u = np.random.random() * (existing + bound)
                 if lazy and u < existing:
-                    pick = _search_prefix(cum, num_active, u)
+                    pick = _search_blocks(weights, num_active, blocks, u)
                 else:
                     # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is
                     # stored); the first is the emptied topic's own when the token was alone
@@ -451,12 +460,13 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                             safe = False
                     if safe:
                         for j in range(num_new):
-                            total += new_weight * np.exp(log_factor[num_active + j])
-                            cum[num_active + j] = total
+                            weights[num_active + j] = new_weight * np.exp(
+                                log_factor[num_active + j])
                     else:  # (B > W only) everything in log space, shifted by the maximum
                         top = _log_space_existing(d, w, active, num_active, eta, psi, rho,
                                                   score, inv_n, quad, lin, n_dk, n_wk, inv_nk,
-                                                  beta_w, alpha, beta, log_factor, cum)
+                                                  beta_w, alpha, beta, log_factor, weights,
+                                                  shifted, scratch)
                         top_all = top
                         for j in range(num_new):
                             acc = 0.0
@@ -465,19 +475,20 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                                 acc += e * (lin[t] - quad[t] * e)
                             log_factor[num_active + j] = acc
                             top_all = max(top_all, acc)
-                        total = 0.0
                         for idx in range(num_active):
                             kk = active[idx]
-                            total += ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta)
-                                      * inv_nk[kk] * np.exp(log_factor[idx] - top_all))
-                            cum[idx] = total
+                            weights[idx] = ((n_dk[d, kk] + alpha * beta_w[kk])
+                                            * (n_wk[w, kk] + beta) * inv_nk[kk]
+                                            * np.exp(log_factor[idx] - top_all))
                         for j in range(num_new):
-                            total += new_weight * np.exp(log_factor[num_active + j] - top_all)
-                            cum[num_active + j] = total
+                            weights[num_active + j] = new_weight * np.exp(
+                                log_factor[num_active + j] - top_all)
+                    num_options = num_active + num_new
+                    total = _block_totals(weights, num_options, blocks)
                     if lazy and u < total:
-                        pick = _search_prefix(cum, num_active + num_new, u)
+                        pick = _search_blocks(weights, num_options, blocks, u)
                     else:
-                        pick = _search_prefix(cum, num_active + num_new,
+                        pick = _search_blocks(weights, num_options, blocks,
                                               np.random.random() * total)
             born = False
             if pick < num_active:
@@ -546,7 +557,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                         for t in range(num_tasks):
                             aux_cen[t] = cen[t, k_new]
                         _exp_row(table, inv_table, row_cen, used, aux_cen, cen, c, active,
-                                 num_active)
+                                 num_active, shifted, scratch)
                         row_new = used
                         row_of[k_new] = used
                         used += 1
@@ -987,7 +998,8 @@ def _hdp_test_chain(words, doc_offsets, phi_wk, slots, beta_w, beta_new, alpha, 
         local_n = np.zeros(local_cap, np.int64)
         local_beta = np.zeros(local_cap)
         n_a = np.zeros(num_global)
-        cum = np.empty(num_global + local_cap + 1)
+        weights = np.empty(num_global + local_cap + 1)
+        blocks = np.empty((num_global + local_cap + _BLOCK) // _BLOCK)
         pick_local = np.empty(local_cap + 1, np.int64)
         b_new = beta_new
         z = np.empty(length, np.int64)  # a >= 0: training topic a; -(j + 1): local topic j
@@ -1010,27 +1022,24 @@ def _hdp_test_chain(words, doc_offsets, phi_wk, slots, beta_w, beta_new, alpha, 
                     if local_n[j] == 0:
                         b_new += local_beta[j]
                         local_beta[j] = 0.0
-                total = 0.0
                 for a in range(num_global):
-                    total += (n_a[a] + alpha * beta_w[slots[a]]) * phi_wk[w, slots[a]]
-                    cum[a] = total
+                    weights[a] = (n_a[a] + alpha * beta_w[slots[a]]) * phi_wk[w, slots[a]]
                 num_options = num_global
                 free = -1
                 for j in range(local_cap):
                     if local_n[j] > 0:
-                        total += ((local_n[j] + alpha * local_beta[j])
-                                  * (local_words[j, u[i]] + beta) / (local_n[j] + v_beta))
-                        cum[num_options] = total
+                        weights[num_options] = ((local_n[j] + alpha * local_beta[j])
+                                                * (local_words[j, u[i]] + beta)
+                                                / (local_n[j] + v_beta))
                         pick_local[num_options - num_global] = j
                         num_options += 1
                     elif free < 0:
                         free = j
                 if free >= 0:
-                    total += alpha * b_new / vocab
-                    cum[num_options] = total
+                    weights[num_options] = alpha * b_new / vocab
                     pick_local[num_options - num_global] = -1
                     num_options += 1
-                pick = _search(cum[:num_options], np.random.random() * total)
+                pick = _draw(weights, num_options, blocks, np.random.random())
                 if pick < num_global:
                     z[i] = pick
                     n_a[pick] += 1.0

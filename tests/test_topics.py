@@ -254,3 +254,44 @@ def test_collapsed_log_likelihood_equals_direct_formula(vocab_size, num_topics, 
     batched = TopicState(*(jnp.stack([a, a]) for a in topics))
     both = jax.vmap(lambda t: collapsed_log_likelihood(t, beta))(batched)
     np.testing.assert_allclose(np.asarray(both), [direct, direct], rtol=1e-5)
+
+
+@pytest.mark.parametrize("num", [1, 2, 15, 16, 17, 20, 63, 64, 65, 100, 400])
+def test_block_draw_is_the_linear_search(num):
+    """The block-sum draw of the sweeps picks what a cumulative sum and a linear search pick.
+    Integer weights keep every sum exact, so the two must agree for every u, zero weights
+    (alone, in runs, at block ends and at the end) are never drawn, and u -> 1 draws the last
+    topic of positive weight."""
+    rng = np.random.default_rng(num)
+    weights = rng.integers(0, 6, num).astype(np.float64)
+    weights[rng.random(num) < 0.2] = 0.0
+    weights[15::16] = 0.0
+    weights[-min(3, num - 1):] = 0.0
+    weights[0] = max(weights[0], 1.0)
+    cum = np.cumsum(weights)
+    total = cum[-1]
+    blocks = np.empty((num + tk._BLOCK - 1) // tk._BLOCK)
+    us = np.concatenate([np.linspace(0.0, 1.0, 5001)[:-1], cum[cum < total] / total,
+                         [np.nextafter(1.0, 0.0)]])
+    for u in us:
+        k = tk._draw(weights, num, blocks, u)
+        expected = min(np.searchsorted(cum, u * total, side="right"), num - 1)
+        assert k == expected, (u, k, expected)
+        assert weights[k] > 0, (u, k)
+    # only the first num weights count
+    longer = np.concatenate([weights, [1e9] * 5])
+    assert tk._draw(longer, num, blocks, np.nextafter(1.0, 0.0)) == np.flatnonzero(weights)[-1]
+
+
+def test_vectorised_exp_within_one_ulp():
+    """_exp_in_place (the table and log-space exps of the sweep) against np.exp over the
+    range the sweep uses and beyond; inputs beyond +-700 are clamped to it."""
+    x = np.concatenate([np.linspace(-700.0, 700.0, 1_400_001),
+                        np.random.default_rng(0).uniform(-1.0, 1.0, 200_000), [0.0, -0.0]])
+    y = x.copy()
+    tk._exp_in_place(y, len(y), np.empty(len(y), np.int64))
+    expected = np.exp(x)
+    assert np.max(np.abs(y - expected) / np.spacing(expected)) <= 1.0
+    clamped = np.array([-1e300, -800.0, 800.0, 1e300])
+    tk._exp_in_place(clamped, 4, np.empty(4, np.int64))
+    np.testing.assert_allclose(clamped, np.exp([-700.0, -700.0, 700.0, 700.0]), rtol=1e-15)
