@@ -179,6 +179,20 @@ def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active, 
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _sum_quadratic_active(e_tk, lin, quad, active, num_active, out):
+    """out[idx] = sum_t e_tk (lin_t - quad_t e_tk) at k = active[idx] for idx < num_active
+    (``kernels.topics._sum_quadratic`` over the occupied slots)."""
+    for idx in range(num_active):
+        out[idx] = 0.0
+    for t in range(e_tk.shape[0]):
+        lin_t = lin[t]
+        quad_t = quad[t]
+        for idx in range(num_active):
+            e = e_tk[t, active[idx]]
+            out[idx] += e * (lin_t - quad_t * e)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, quad, lin, n_dk,
                         n_wk, inv_nk, beta_w, alpha, beta, log_factor, weights, shifted,
                         scratch):
@@ -186,18 +200,11 @@ def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, q
     without the token: fills lin [T], log_factor and weights [:num_active] (``shifted`` and
     ``scratch`` int64 are scratch); returns the shift (the largest log factor, 0 if there is
     no topic). Each log factor is summed over t in order, in loops over the topics that
-    vectorise."""
+    vectorise (:func:`_sum_quadratic_active`)."""
     num_tasks = eta.shape[0]
     for t in range(num_tasks):
         lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-    for idx in range(num_active):
-        log_factor[idx] = 0.0
-    for t in range(num_tasks):
-        lin_t = lin[t]
-        quad_t = quad[t]
-        for idx in range(num_active):
-            e = eta[t, active[idx]]
-            log_factor[idx] += e * (lin_t - quad_t * e)
+    _sum_quadratic_active(eta, lin, quad, active, num_active, log_factor)
     top = -np.inf
     for idx in range(num_active):
         top = max(top, log_factor[idx])
@@ -300,6 +307,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     ab = np.empty(capacity)
     dab = np.empty(capacity)  # (n_dk + alpha beta_k) / (n_k + V beta) * AB_k
     c = np.zeros(num_tasks)
+    half_c = np.zeros(num_tasks)
     lin0 = np.zeros(num_tasks)
     a = np.zeros(num_tasks)
     centred_score = np.zeros(num_tasks)
@@ -341,15 +349,9 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             for r in range(capacity):
                 row_of[r] = -1
             used = 0
-            # x_k summed over t in order, in loops over the topics that vectorise
-            for idx in range(num_active):
-                shifted[idx] = 0.0
             for t in range(num_tasks):
-                a_t = a[t]
-                c_t = c[t]
-                for idx in range(num_active):
-                    e = cen[t, active[idx]]
-                    shifted[idx] += e * (a_t - 0.5 * c_t * e)
+                half_c[t] = 0.5 * c[t]
+            _sum_quadratic_active(cen, a, half_c, active, num_active, shifted)  # x_k
             _exp_in_place(shifted, num_active, scratch)
             for idx in range(num_active):
                 kk = active[idx]

@@ -81,9 +81,9 @@ has the figures.
 
 Numerics: the count factors of a ratio lie within about 1e+-30, so when e^{x_k' - x_k}
 overflows (inf: accept) or underflows (0: reject) the decision is the one exact arithmetic
-would make. Table weights are exp(max(xhat_k - max xhat, -600)) (:func:`_exp_weights`), so
-every q_R(k) is positive and q_R(k) / q_R(k') finite; when |x_k' - x_k| > 600 the response
-ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX key.
+would make. Table weights are exp(max(xhat_k - max xhat, -600)) (vectorised,
+``kernels.topics._exp_in_place``), so every q_R(k) is positive and q_R(k) / q_R(k') finite;
+when |x_k' - x_k| > 600 the response ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX key.
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
-from topiczoo.kernels.topics import TopicState, _count_token, _seed_from_key
+from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _seed_from_key,
+                                     _sum_quadratic)
 
 DOC, WORD, RESPONSE = 0, 1, 2
 _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
@@ -197,30 +198,6 @@ def _exponent(eta_kt, k, base, g):
     return base[k] + acc
 
 
-_ROUND = 6755399441055744.0  # 1.5 * 2^52: x + _ROUND - _ROUND rounds x to an integer
-_LOG2E = 1.4426950408889634
-_LN2 = 0.6931471805599453
-
-
-@numba.njit(cache=True, nogil=True)
-def _exp_weights(xhat, top, weights, scratch):
-    """weights[k] ~ exp(max(xhat[k] - top, _FLOOR)) to a relative 2e-7, in loops that vectorise
-    (libm's exp does not: 6 ns an entry against 1.4). They are only proposal weights: the
-    chain uses the probabilities the table built from them draws with, whatever they are.
-    2^(y log2 e) = 2^n 2^f, n = round(y log2 e), |f| <= 1/2, 2^f by its Taylor polynomial of
-    degree 6; 2^n enters as n added to the exponent bits (n >= -866, so no subnormals)."""
-    bits = weights.view(np.int64)
-    for k in range(xhat.shape[0]):
-        t = max(xhat[k] - top, _FLOOR) * _LOG2E
-        n = (t + _ROUND) - _ROUND
-        g = (t - n) * _LN2
-        weights[k] = 1.0 + g * (1.0 + g * (0.5 + g * (1.0 / 6.0 + g * (1.0 / 24.0 + g * (
-            1.0 / 120.0 + g * (1.0 / 720.0))))))
-        scratch[k] = np.int64(n)
-    for k in range(xhat.shape[0]):
-        bits[k] += scratch[k] << 52
-
-
 @numba.njit(cache=True, nogil=True, inline="always")
 def _max(x):
     """max(x) in four interleaved running maxima (no chain of dependent comparisons)."""
@@ -241,7 +218,7 @@ def _max(x):
 
 @numba.njit(cache=True, nogil=True)
 def _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q):
-    """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (:func:`_exp_weights`),
+    """Alias table of q_R(k) propto exp(max(xhat_k - max xhat, _FLOOR)) (``_exp_in_place``),
     xhat_k = base_k + sum_t g_hat_t eta_tk, into prob/alias, and the probabilities it draws
     with into q. eta task-major [T, K] (the inner loop runs over topics, so it vectorises)."""
     num_tasks, num_topics = eta.shape
@@ -252,7 +229,9 @@ def _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q):
         for k in range(num_topics):
             xhat[k] += gt * eta[t, k]
     top = _max(xhat)
-    _exp_weights(xhat, top, weights, work)
+    for k in range(num_topics):
+        weights[k] = max(xhat[k] - top, _FLOOR)
+    _exp_in_place(weights, num_topics, work)
     build_alias_with_probabilities(weights, num_topics, prob, alias, q)
 
 
@@ -460,14 +439,7 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
             for t in range(num_tasks):
                 score[t] += eta_kt[z[i], t]
         if num_tasks > 0:
-            for k in range(num_topics):
-                base[k] = 0.0
-            for t in range(num_tasks):
-                l0 = lin0[t]
-                hc = half_c[t]
-                for k in range(num_topics):
-                    e = eta[t, k]
-                    base[k] += e * (l0 - hc * e)
+            _sum_quadratic(eta, lin0, half_c, base, num_topics)
         for phase in range(2):
             lo, hi = (start, mid) if phase == 0 else (mid, end)
             if lo == hi:

@@ -105,6 +105,21 @@ def _exp_in_place(x, num, scratch):
         bits[k] += scratch[k] << 52
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sum_quadratic(e_tk, lin, quad, out, num):
+    """out[k] = sum_t e_tk (lin_t - quad_t e_tk) for k < num (e_tk [T, >= num]), summed over t
+    in order for each k, in loops over k that vectorise: the exponent of a Gaussian-form factor
+    (``lin`` and ``quad`` [T])."""
+    for k in range(num):
+        out[k] = 0.0
+    for t in range(e_tk.shape[0]):
+        lin_t = lin[t]
+        quad_t = quad[t]
+        for k in range(num):
+            e = e_tk[t, k]
+            out[k] += e * (lin_t - quad_t * e)
+
+
 @numba.njit(cache=True, nogil=True)
 def _fill_exp_row(table, inv_table, row, j, centred, c, scratch):
     """table[row, k] = exp(sum_t c_t e_tj e_tk) for every topic k, inv_table its reciprocal.
@@ -147,21 +162,14 @@ def _log_space_weights(d, w, eta, psi, rho, score, quad, inv_n, n_dk, n_wk, inv_
 
     ``score`` [T] is the document's score without the token. The log factor, up to a
     k-independent constant, is sum_t eta_tk (psi/N - rho S/N^2) - rho eta_tk^2 / (2 N^2)
-    (``quad`` [T] holds rho / (2 N^2)), summed over t in order for each k in loops over k that
-    vectorise; it is shifted by its maximum before exponentiating. ``lin``, ``log_factor`` and
+    (``quad`` [T] holds rho / (2 N^2); :func:`_sum_quadratic`); it is shifted by its maximum
+    before exponentiating. ``lin``, ``log_factor`` and
     ``scratch`` (int64 [K]) are scratch arrays.
     """
     num_tasks, num_topics = eta.shape
     for t in range(num_tasks):
         lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
-    for k in range(num_topics):
-        log_factor[k] = 0.0
-    for t in range(num_tasks):
-        lin_t = lin[t]
-        quad_t = quad[t]
-        for k in range(num_topics):
-            e = eta[t, k]
-            log_factor[k] += e * (lin_t - quad_t * e)
+    _sum_quadratic(eta, lin, quad, log_factor, num_topics)
     top = -np.inf
     for k in range(num_topics):
         top = max(top, log_factor[k])
@@ -340,6 +348,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
     ab = np.empty(num_topics)  # AB_k = exp(x_k)
     dab = np.empty(num_topics)  # (n_dk + alpha) / (n_k + V beta) * AB_k
     c = np.empty(num_tasks)
+    half_c = np.empty(num_tasks)
     lin0 = np.empty(num_tasks)
     a = np.empty(num_tasks)
     centred_score = np.empty(num_tasks)
@@ -377,15 +386,9 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
             for r in range(used):
                 slot[slot_topic[r]] = -1
             used = 0
-            # x_k summed over t in order, in loops over k that vectorise
-            for k in range(num_topics):
-                ab[k] = 0.0
             for t in range(num_tasks):
-                a_t = a[t]
-                c_t = c[t]
-                for k in range(num_topics):
-                    e = centred[t, k]
-                    ab[k] += e * (a_t - 0.5 * c_t * e)
+                half_c[t] = 0.5 * c[t]
+            _sum_quadratic(centred, a, half_c, ab, num_topics)  # x_k
             _exp_in_place(ab, num_topics, scratch)
             for k in range(num_topics):
                 dab[k] = (n_dk[d, k] + alpha) * inv_nk[k] * ab[k]

@@ -213,15 +213,22 @@ def test_generator_is_xoshiro256starstar():
     assert scipy_stats.kstest(draws, "uniform").pvalue > 1e-4
 
 
-def test_exp_weights_are_close_to_exp():
+def test_response_table_weights_are_exp_with_a_floor():
+    """The response table's weights are exp(max(xhat - max xhat, _FLOOR)) (xhat = base with no
+    task), to rounding, never 0 however low xhat is; the table draws with probabilities
+    proportional to them."""
     rng = np.random.default_rng(0)
-    xhat = rng.uniform(-800, 50, 1000)
-    xhat[:3] = [50.0, 50.0 - 600.0, -800.0]
-    weights = np.empty_like(xhat)
-    light._exp_weights(xhat, 50.0, weights, np.empty(len(xhat), np.int64))
-    exact = np.exp(np.maximum(xhat - 50.0, light._FLOOR))
-    np.testing.assert_allclose(weights, exact, rtol=1e-6)
+    num = 1000
+    base = rng.uniform(-800, 50, num)
+    base[:3] = [50.0, 50.0 - 600.0, -800.0]
+    xhat, weights, prob, q = (np.empty(num) for _ in range(4))
+    alias, work = np.empty(num, np.int64), np.empty(num, np.int64)
+    light._response_table(np.zeros((0, num)), base, np.zeros(0), xhat, weights, prob, alias,
+                          work, q)
+    exact = np.exp(np.maximum(base - 50.0, light._FLOOR))
+    np.testing.assert_allclose(weights, exact, rtol=1e-15)
     assert weights.min() > 1e-300
+    np.testing.assert_allclose(q, exact / exact.sum(), rtol=1e-12)
 
 
 def test_word_token_index():
@@ -389,7 +396,8 @@ MUTANTS = {
     # the supervised exponent's quadratic term -c_t eta_tk^2 / 2 left out of base_k (target
     # and response table alike)
     "exponent-without-quadratic-term": [
-        ("base[k] += e * (l0 - hc * e)", "base[k] += e * l0"),
+        ("_sum_quadratic(eta, lin0, half_c, base, num_topics)",
+         "_sum_quadratic(eta, lin0, 0.0 * half_c, base, num_topics)"),
     ],
 }
 
