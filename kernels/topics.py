@@ -163,8 +163,7 @@ def _log_space_weights(d, w, eta, psi, rho, score, quad, inv_n, n_dk, n_wk, inv_
     ``score`` [T] is the document's score without the token. The log factor, up to a
     k-independent constant, is sum_t eta_tk (psi/N - rho S/N^2) - rho eta_tk^2 / (2 N^2)
     (``quad`` [T] holds rho / (2 N^2); :func:`_sum_quadratic`); it is shifted by its maximum
-    before exponentiating. ``lin``, ``log_factor`` and
-    ``scratch`` (int64 [K]) are scratch arrays.
+    before exponentiating. ``lin``, ``log_factor`` and ``scratch`` (int64 [K]) are scratch.
     """
     num_tasks, num_topics = eta.shape
     for t in range(num_tasks):
