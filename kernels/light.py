@@ -83,7 +83,8 @@ Numerics: the count factors of a ratio lie within about 1e+-30, so when e^{x_k' 
 overflows (inf: accept) or underflows (0: reject) the decision is the one exact arithmetic
 would make. Table weights are exp(max(xhat_k - max xhat, -600)) (vectorised,
 ``kernels.topics._exp_in_place``), so every q_R(k) is positive and q_R(k) / q_R(k') finite;
-when |x_k' - x_k| > 600 the response ratio is formed in log space. Random numbers: xoshiro256** seeded from the JAX key.
+when |x_k' - x_k| > 600 the response ratio is formed in log space. Random numbers:
+xoshiro256** seeded from the JAX key.
 """
 
 from __future__ import annotations
