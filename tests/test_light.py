@@ -6,7 +6,8 @@ How exactness is shown (DESIGN.md, "How we know a kernel is right"):
   huge weight, many tiny ones and zeros; the chi-square test rejects a slightly wrong table;
 * the light Z sweep, with eta, psi, rho FIXED: on the 7-token corpus of
   ``test_enumeration.py`` the exact distribution of Z by enumeration (collapsed LDA times
-  prod_d exp(psi omega_d - rho omega_d^2 / 2), written here independently of the sampler) is
+  prod_d exp(psi omega_d - rho omega_d^2 / 2), written in ``given_eta.py`` independently of
+  the sampler; the exact sweep's test in ``test_topics.py`` uses it too) is
   matched by a long run of the package's numba sweep (total variation below ``TV_BOUND``), for
   both ways of combining the proposals, T = 1 and T = 2 tasks, K = 2 and K = 3; and mutants of
   the package's own sweep (its source with one line changed: a proposal term left out of an
@@ -22,9 +23,7 @@ How exactness is shown (DESIGN.md, "How we know a kernel is right"):
 
 from __future__ import annotations
 
-import inspect
 import itertools
-import textwrap
 
 import jax
 import jax.numpy as jnp
@@ -34,7 +33,10 @@ import pytest
 from scipy import stats as scipy_stats
 
 import reference
-from exact import Problem, log_collapsed_lda
+from given_eta import (ALPHA, BETA, DOC_IDS, DOCS, ETA, LDA_TV_BOUND, NUM_BURNIN, NUM_SAMPLES,
+                       OFFSETS, PSI, RHO, TV_BOUND, VOCAB, WORDS, configuration_index,
+                       exact_topic_posterior, exact_z, initial_state, tv_distance)
+from mutants import mutant
 from topiczoo.kernels import alias as alias_module
 from topiczoo.kernels import eta as eta_module
 from topiczoo.kernels import light
@@ -45,22 +47,6 @@ from topiczoo.kernels.light import (light_assignments_step, light_topics_step,
 from topiczoo.kernels.topics import TopicState, _seed_from_key
 
 pytestmark = pytest.mark.slow  # statistical: long chains against enumeration, moments
-
-
-def _mutant(function, replacements, name=None):
-    """``function`` (a numba or plain function of the package) recompiled from its own source
-    with each (old, new) text replacement applied; each ``old`` must occur exactly once, so a
-    change of the package's code cannot silently turn a mutant into the original."""
-    py_func = getattr(function, "py_func", function)
-    source = textwrap.dedent(inspect.getsource(py_func))
-    source = "\n".join(line for line in source.splitlines() if not line.startswith("@"))
-    for old, new in replacements:
-        assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
-        source = source.replace(old, new)
-    namespace = dict(vars(inspect.getmodule(py_func)))
-    exec(source, namespace)
-    mutated = namespace[py_func.__name__]
-    return numba.njit(nogil=True)(mutated) if hasattr(function, "py_func") else mutated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,41 +228,6 @@ def test_word_token_index():
 # The light Z sweep against the exact distribution of Z given eta, psi, rho
 
 
-DOCS = [[0, 1, 0], [1, 2], [2, 0]]  # the corpus of test_enumeration.py: 7 tokens, V = 3
-VOCAB = 3
-ALPHA = 0.5
-BETA = 0.5
-WORDS = np.concatenate([np.asarray(d, np.int32) for d in DOCS])
-OFFSETS = np.concatenate([[0], np.cumsum([len(d) for d in DOCS])]).astype(np.int32)
-DOC_IDS = np.repeat(np.arange(len(DOCS)), [len(d) for d in DOCS])
-# Strong enough responses that Z's distribution moves (checked: TV with / without >= 3 bounds).
-# eta [T, K], psi / rho [T, D]; rows of the second task used only with T = 2.
-ETA = {2: np.array([[2.5, -2.0], [-1.5, 2.0]]),
-       3: np.array([[2.5, -2.0, 0.5], [-1.5, 2.0, 1.0]])}
-PSI = np.array([[3.0, -2.0, 1.5], [-1.0, 2.5, 2.0]])
-RHO = np.array([[1.0, 1.5, 0.5], [0.8, 0.6, 1.2]])
-NUM_BURNIN = 1000
-NUM_SAMPLES = {2: 200_000, 3: 1_000_000}
-# TV of independent draws from the exact distribution at these lengths (T = 2): about 0.0015
-# (K = 2, 200k) and 0.0042 (K = 3, 1M); the chains measured 0.0010-0.0024 and 0.0041-0.0061.
-# Plain LDA (no response) is flatter: 0.015 for independent draws at K = 3, so its bound is
-# ``LDA_TV_BOUND``.
-TV_BOUND = {2: 0.01, 3: 0.015}
-LDA_TV_BOUND = 0.03
-
-
-def _exact_topic_posterior(num_topics, eta, psi, rho, alpha=ALPHA, beta=BETA):
-    """p(Z | W, eta, psi, rho) over all K^N configurations, index sum_i z_i K^i."""
-    lengths = np.array([len(d) for d in DOCS])
-    problem = Problem(tuple(tuple(d) for d in DOCS), VOCAB, alpha=alpha * num_topics,
-                      beta=beta, num_topics=num_topics)  # the oracle's alpha is the total
-    log_p, n_dk = log_collapsed_lda(problem)  # [K^N], [K^N, D, K]
-    omega = np.einsum("tk,mdk->mtd", eta, n_dk / lengths[:, None])  # [K^N, T, D]
-    log_p = log_p + np.sum(psi * omega - 0.5 * rho * omega**2, axis=(1, 2))
-    p = np.exp(log_p - log_p.max())
-    return p / p.sum()
-
-
 def _chain_runner(sweep, alpha, beta):
     """A numba loop of ``num_burnin + num_samples`` calls of ``sweep`` (seed + s for sweep s)
     that counts the configurations of z after each kept sweep."""
@@ -289,12 +240,7 @@ def _chain_runner(sweep, alpha, beta):
             sweep(z, n_dk, n_wk, n_k, WORDS, OFFSETS, w_off, w_tok, eta, psi, rho, alpha, beta,
                   seed + s, num_steps, cycle, stats)
             if s >= num_burnin:
-                index = 0
-                scale = 1
-                for i in range(z.shape[0]):
-                    index += z[i] * scale
-                    scale *= num_topics
-                counts[index] += 1
+                counts[configuration_index(z, num_topics)] += 1
 
     return run
 
@@ -308,13 +254,7 @@ def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_sa
     sweep = light._light_sweep if sweep is None else sweep
     if (sweep, alpha, beta) not in _RUNNERS:
         _RUNNERS[sweep, alpha, beta] = _chain_runner(sweep, alpha, beta)
-    rng = np.random.default_rng(seed)
-    z = rng.integers(0, num_topics, len(WORDS)).astype(np.int32)
-    n_dk = np.zeros((len(DOCS), num_topics), np.int32)
-    n_wk = np.zeros((VOCAB, num_topics), np.int32)
-    np.add.at(n_dk, (DOC_IDS, z), 1)
-    np.add.at(n_wk, (WORDS, z), 1)
-    n_k = np.bincount(z, minlength=num_topics).astype(np.int32)
+    z, n_dk, n_wk, n_k = initial_state(num_topics, seed)
     w_off, w_tok = word_token_index(WORDS, VOCAB)
     num_samples = num_samples or NUM_SAMPLES[num_topics]
     counts = np.zeros(num_topics ** len(WORDS), np.int64)
@@ -327,50 +267,41 @@ def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_sa
     return counts / num_samples, stats
 
 
-def _tv(p, q):
-    return 0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum()
-
-
-def _exact(num_topics, num_tasks):
-    eta, psi, rho = ETA[num_topics][:num_tasks], PSI[:num_tasks], RHO[:num_tasks]
-    return _exact_topic_posterior(num_topics, eta, psi, rho)
-
-
 @pytest.mark.parametrize("num_topics", [2, 3])
 @pytest.mark.parametrize("num_tasks", [1, 2])
 def test_response_moves_the_exact_posterior(num_topics, num_tasks):
     """The test's responses matter: without them Z's exact distribution is far away."""
-    with_response = _exact(num_topics, num_tasks)
-    without = _exact(num_topics, 0)
+    with_response = exact_z(num_topics, num_tasks)
+    without = exact_z(num_topics, 0)
     assert abs(with_response.sum() - 1) < 1e-12
-    assert _tv(with_response, without) >= 3 * TV_BOUND[num_topics]
+    assert tv_distance(with_response, without) >= 3 * TV_BOUND[num_topics]
 
 
 @pytest.mark.parametrize("num_topics", [2, 3])
 @pytest.mark.parametrize("num_tasks", [1, 2])
 @pytest.mark.parametrize("cycle", [False, True], ids=["mixture", "cycle"])
 def test_light_sweep_matches_enumeration(num_topics, num_tasks, cycle):
-    exact = _exact(num_topics, num_tasks)
+    exact = exact_z(num_topics, num_tasks)
     freq, stats = _sampled(num_topics, num_tasks, cycle, seed=10 * num_topics + num_tasks)
-    tv = _tv(exact, freq)
+    tv = tv_distance(exact, freq)
     assert tv < TV_BOUND[num_topics], f"TV {tv:.4f}"
     # every proposal kind was used and both accepted and rejected
     assert np.all(stats[:, 0] > stats[:, 1]) and np.all(stats[:, 1] > 0), stats
 
 
 def test_light_sweep_matches_enumeration_plain_lda():
-    exact = _exact(3, 0)
+    exact = exact_z(3, 0)
     freq, stats = _sampled(3, 0, False, seed=5)
-    assert _tv(exact, freq) < LDA_TV_BOUND
+    assert tv_distance(exact, freq) < LDA_TV_BOUND
     assert stats[2, 0] == 0  # no response proposal without tasks
 
 
 @pytest.mark.parametrize("cycle", [False, True], ids=["mixture", "cycle"])
 def test_light_sweep_matches_enumeration_one_step(cycle):
     """One Metropolis-Hastings step per token (where a wrong proposal shows the most)."""
-    exact = _exact(3, 2)
+    exact = exact_z(3, 2)
     freq, _ = _sampled(3, 2, cycle, seed=7, num_steps=1)
-    tv = _tv(exact, freq)
+    tv = tv_distance(exact, freq)
     assert tv < TV_BOUND[3], f"TV {tv:.4f}"
 
 
@@ -421,23 +352,23 @@ STALE_MUTANTS = {
                          + [(name, 6) for name in STALE_MUTANTS])
 def test_enumeration_detects_a_mutant_of_the_sweep(name, num_steps):
     """MUTANTS with one step per token; STALE_MUTANTS with 6, which they need to show."""
-    sweep = _mutant(light._light_sweep, {**MUTANTS, **STALE_MUTANTS}[name])
-    exact = _exact(3, 2)
+    sweep = mutant(light._light_sweep, {**MUTANTS, **STALE_MUTANTS}[name])
+    exact = exact_z(3, 2)
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=num_steps,
                        num_samples=200_000)
-    tv = _tv(exact, freq)
+    tv = tv_distance(exact, freq)
     assert tv > 3 * TV_BOUND[3], f"mutant {name} went unnoticed (TV {tv:.4f})"
 
 
 def test_enumeration_detects_a_stale_response_table():
     """The paper's per-document table, built from the whole document (including the tokens it
     then serves), is not exact: one step per token shows it."""
-    sweep = _mutant(light._light_sweep, [
+    sweep = mutant(light._light_sweep, [
         ("f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)", "f_lo, f_hi = start, end"),
     ])
-    exact = _exact(3, 2)
+    exact = exact_z(3, 2)
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000)
-    tv = _tv(exact, freq)
+    tv = tv_distance(exact, freq)
     assert tv > 3 * TV_BOUND[3], f"stale table went unnoticed (TV {tv:.4f})"
 
 
@@ -454,15 +385,15 @@ WORD_UNIFORM_WITH_ALPHA = [
 ]
 
 
-@pytest.mark.parametrize("mutant", [False, True], ids=["package", "word-uniform-with-alpha"])
-def test_enumeration_with_unequal_alpha_and_beta(mutant):
+@pytest.mark.parametrize("planted", [False, True], ids=["package", "word-uniform-with-alpha"])
+def test_enumeration_with_unequal_alpha_and_beta(planted):
     eta, psi, rho = ETA[3][:2], PSI[:2], RHO[:2]
-    exact = _exact_topic_posterior(3, eta, psi, rho, UNEQUAL_ALPHA, UNEQUAL_BETA)
-    sweep = _mutant(light._light_sweep, WORD_UNIFORM_WITH_ALPHA) if mutant else None
+    exact = exact_topic_posterior(3, eta, psi, rho, UNEQUAL_ALPHA, UNEQUAL_BETA)
+    sweep = mutant(light._light_sweep, WORD_UNIFORM_WITH_ALPHA) if planted else None
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000,
                        alpha=UNEQUAL_ALPHA, beta=UNEQUAL_BETA)
-    tv = _tv(exact, freq)
-    if mutant:
+    tv = tv_distance(exact, freq)
+    if planted:
         assert tv > 3 * TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
     else:
         assert tv < TV_BOUND[3], f"TV {tv:.4f}"
@@ -555,7 +486,7 @@ def test_read_ahead_does_not_change_the_draws(num_tasks, hot, cycle):
     words, offsets, _, state, eta, psi, rho = _random_problem(rng, 9, num_tasks,
                                                               hot=hot and num_tasks > 0)
     assert state[2].nbytes + state[1].nbytes < light._READ_AHEAD_BYTES
-    always = _mutant(light._light_sweep, [
+    always = mutant(light._light_sweep, [
         ("read_ahead = n_wk.nbytes + n_dk.nbytes > _READ_AHEAD_BYTES", "read_ahead = True")])
     w_off, w_tok = word_token_index(words, 12)
     runs = []
@@ -792,15 +723,15 @@ class _SweepModel:
                 matrix[self.index[start], self.index[z]] = p
         return matrix
 
-    def stationary_tv(self, proposals, steps):
+    def stationarytv_distance(self, proposals, steps):
         matrix = self.sweep_matrix(proposals, steps)
         assert np.allclose(matrix.sum(1), 1.0)
         values, vectors = np.linalg.eig(matrix.T)
         v = np.real(vectors[:, np.argmin(np.abs(values - 1.0))])
         v /= v.sum()
-        exact = _exact_topic_posterior(self.k, self.eta, self.psi, self.rho)
+        exact = exact_topic_posterior(self.k, self.eta, self.psi, self.rho)
         order = [int(np.sum(np.asarray(s) * self.k ** np.arange(len(s)))) for s in self.states]
-        return _tv(v, exact[order])
+        return tv_distance(v, exact[order])
 
 
 def _design(model, kind):
@@ -833,7 +764,7 @@ def _design(model, kind):
 ])
 def test_exact_transition_matrix_of_the_design(kind, steps, bound):
     model = _SweepModel(ETA[2][:1], PSI[:1], RHO[:1])
-    tv = model.stationary_tv(_design(model, kind), steps)
+    tv = model.stationarytv_distance(_design(model, kind), steps)
     if bound is None:
         assert tv < 1e-12, f"{kind}: TV {tv:.2e}"
     else:
@@ -952,7 +883,7 @@ def test_coordinatewise_eta_mutants_fail(monkeypatch, name):
     _, _, zbar, psi, rho, nu2 = _eta_problem()
     mean, cov = _eta_exact(zbar, psi, rho, nu2)
     monkeypatch.setattr(eta_module, "_eta_coordinatewise",
-                        _mutant(eta_module._eta_coordinatewise, ETA_MUTANTS[name]))
+                        mutant(eta_module._eta_coordinatewise, ETA_MUTANTS[name]))
     draws = _eta_chain(NUM_ETA_DRAWS)
     scores = _moment_z_scores(draws, mean, cov)
     assert not np.all(np.isfinite(scores)) or np.abs(scores).max() > 10, np.round(scores, 2)

@@ -1,5 +1,5 @@
-"""The collapsed sweeps against an independent reference, and the lookup-table log-likelihood
-against direct forms.
+"""The collapsed sweeps against an independent reference and against the exact distribution of Z
+given fixed responses, and the lookup-table log-likelihood against direct forms.
 
 ``_collapsed_sweep`` evaluates the supervised factor from per-document exp tables and falls back
 to log space for documents whose exponents could leave the safe range. It must draw exactly the
@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numba
 import numpy as np
 import pytest
 from jax.scipy.special import gammaln
 from scipy.special import gammaln as gammaln64
 
+import given_eta
 import reference
+from mutants import mutant
 from topiczoo.kernels import topics as tk
 from topiczoo.kernels.topics import collapsed_log_likelihood
 from topiczoo.kernels.topics import TopicState, collapsed_topics_step
@@ -207,6 +210,115 @@ def test_callback_chains_match_single_sweeps():
     out = jax.jit(jax.vmap(step, in_axes=(0, None, None)))(keys, shared, eta)
     single = jax.jit(step)(keys[1], shared, eta)
     np.testing.assert_array_equal(np.asarray(out.z[1]), np.asarray(single.z))
+
+
+# ---------------------------------------------------------------------------------------------
+# The exact sweep against the exact distribution of Z given eta, psi, rho
+#
+# The enumeration tests of the full kernel (test_enumeration.py) integrate eta out, and a Z step
+# with a wrong supervised factor followed by the exact eta draw can stay within their bound (the
+# Gaussian-form exponent without its quadratic term did: TV 0.024 against 0.03). Here eta, psi
+# and rho are held fixed, as in the light sweep's tests, so the Z sweep alone must sample
+# ``given_eta.exact_topic_posterior``; both forms of the supervised factor (the per-document exp
+# tables and the per-token log space) are run, and mutants of each must miss. Measured: the
+# package's TV 0.0022-0.0023 (K = 2) and 0.0038-0.0064 (K = 3), both forms alike (they draw the
+# same topics); with 200,000 sweeps (K = 3, T = 2) the package 0.0088, the mutants 0.19-0.40.
+
+
+def _exact_runner(sweep):
+    """A numba loop of ``num_burnin + num_samples`` calls of the exact sweep ``sweep`` (seed
+    + s for sweep s) counting the configurations of z after each kept sweep; returns the number
+    of tokens swept in log space."""
+
+    @numba.njit
+    def run(z, n_dk, n_wk, n_k, eta, psi, rho, seed, max_exponent, num_burnin, num_samples,
+            counts):
+        num_topics = n_k.shape[0]
+        log_space = 0
+        for s in range(num_burnin + num_samples):
+            log_space += sweep(z, n_dk, n_wk, n_k, given_eta.WORDS, given_eta.OFFSETS, eta, psi,
+                               rho, given_eta.ALPHA, given_eta.BETA, seed + s, max_exponent)
+            if s >= num_burnin:
+                counts[given_eta.configuration_index(z, num_topics)] += 1
+        return log_space
+
+    return run
+
+
+_EXACT_RUNNERS = {}
+# max_exponent of each form: every document in tables, or every token in log space
+FORMS = {"tables": np.inf, "log-space": -1.0}
+
+
+def _exact_sweep_frequencies(num_topics, num_tasks, form, seed, sweep=None, num_samples=None):
+    """Configuration frequencies of a long run of the exact sweep (default: the package's)."""
+    sweep = tk._collapsed_sweep if sweep is None else sweep
+    if sweep not in _EXACT_RUNNERS:
+        _EXACT_RUNNERS[sweep] = _exact_runner(sweep)
+    state = given_eta.initial_state(num_topics, seed)
+    num_samples = num_samples or given_eta.NUM_SAMPLES[num_topics]
+    counts = np.zeros(num_topics ** len(given_eta.WORDS), np.int64)
+    log_space = _EXACT_RUNNERS[sweep](
+        *state, given_eta.ETA[num_topics][:num_tasks], given_eta.PSI[:num_tasks],
+        given_eta.RHO[:num_tasks], 1000 * seed, FORMS[form], given_eta.NUM_BURNIN, num_samples,
+        counts)
+    # the form asked for is the form that ran, and the counts stayed consistent with z
+    num_tokens = (given_eta.NUM_BURNIN + num_samples) * len(given_eta.WORDS)
+    assert log_space == (num_tokens if form == "log-space" and num_tasks else 0)
+    z, n_dk, n_wk, n_k = state
+    assert np.array_equal(n_k, np.bincount(z, minlength=num_topics))
+    assert np.array_equal(n_dk.sum(1), np.bincount(given_eta.DOC_IDS))
+    return counts / num_samples
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_topics", [2, 3])
+@pytest.mark.parametrize("num_tasks", [1, 2])
+@pytest.mark.parametrize("form", list(FORMS))
+def test_exact_sweep_matches_enumeration_given_eta(num_topics, num_tasks, form):
+    exact = given_eta.exact_z(num_topics, num_tasks)
+    freq = _exact_sweep_frequencies(num_topics, num_tasks, form, seed=10 * num_topics + num_tasks)
+    tv = given_eta.tv_distance(exact, freq)
+    assert tv < given_eta.TV_BOUND[num_topics], f"TV {tv:.4f}"
+
+
+@pytest.mark.slow
+def test_exact_sweep_matches_enumeration_plain_lda():
+    freq = _exact_sweep_frequencies(3, 0, "tables", seed=5)
+    tv = given_eta.tv_distance(given_eta.exact_z(3, 0), freq)
+    assert tv < given_eta.LDA_TV_BOUND, f"TV {tv:.4f}"
+
+
+# Mutants of the exact sweep, each in the form it changes: (form, replacements in
+# _collapsed_sweep, replacements in _log_space_weights).
+EXACT_SWEEP_MUTANTS = {
+    # the Gaussian-form exponent's quadratic term -c_t e_tk^2 / 2 left out
+    "tables-exponent-without-quadratic-term": ("tables", [
+        ("_sum_quadratic(centred, a, half_c, ab, num_topics)",
+         "_sum_quadratic(centred, a, 0.0 * half_c, ab, num_topics)")], []),
+    "log-space-exponent-without-quadratic-term": ("log-space", [], [
+        ("_sum_quadratic(eta, lin, quad, log_factor, num_topics)",
+         "_sum_quadratic(eta, lin, 0.0 * quad, log_factor, num_topics)")]),
+    # the token's own topic left in the document's score: E[j, k] not applied
+    "tables-token-left-in-the-score": ("tables", [
+        ("weights[k] = dab[k] * (n_wk[w, k] + beta) * table[row_old, k]",
+         "weights[k] = dab[k] * (n_wk[w, k] + beta)")], []),
+    # AB_k not moved with the token when it changes topic (tables of the document's first state)
+    "tables-not-moved-with-the-token": ("tables", [
+        ("                    ab[k] *= r\n                    dab[k] *= r\n", "")], []),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(EXACT_SWEEP_MUTANTS))
+def test_enumeration_given_eta_detects_a_mutant_of_the_exact_sweep(name):
+    form, sweep_changes, log_space_changes = EXACT_SWEEP_MUTANTS[name]
+    log_space_weights = mutant(tk._log_space_weights, log_space_changes)
+    sweep = mutant(tk._collapsed_sweep, sweep_changes,
+                   overrides={"_log_space_weights": log_space_weights})
+    freq = _exact_sweep_frequencies(3, 2, form, seed=7, sweep=sweep, num_samples=200_000)
+    tv = given_eta.tv_distance(given_eta.exact_z(3, 2), freq)
+    assert tv > 3 * given_eta.TV_BOUND[3], f"mutant {name} went unnoticed (TV {tv:.4f})"
 
 
 # ---------------------------------------------------------------------------------------------
