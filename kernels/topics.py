@@ -81,7 +81,8 @@ _TABLE_ENTRIES = 1 << 22
 # exact for |n| < 2^21), e^r by its Taylor polynomial of degree 13 (truncation below 5e-18
 # relative), 2^n added to the exponent bits. Within 1 ulp of np.exp for x in [-700, 700]
 # (``tests/test_topics.py``); inputs are clamped to that range (below it the result is about
-# 1e-304 instead of a subnormal or 0).
+# 1e-304 instead of a subnormal or 0). NaN stays NaN (tested): the clamp keeps it, and x86-64
+# converts a NaN n to the integer -2^63, whose shift into the exponent field is 0.
 _ROUND = 6755399441055744.0  # 1.5 * 2^52: y + _ROUND - _ROUND rounds y to an integer
 _INV_LN2 = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01

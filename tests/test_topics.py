@@ -407,3 +407,10 @@ def test_vectorised_exp_within_one_ulp():
     clamped = np.array([-1e300, -800.0, 800.0, 1e300])
     tk._exp_in_place(clamped, 4, np.empty(4, np.int64))
     np.testing.assert_allclose(clamped, np.exp([-700.0, -700.0, 700.0, 700.0]), rtol=1e-15)
+    # NaN propagates, in the vectorised body and in the remainder alike
+    for num in (1, 3, 7, 33):
+        for pos in range(num):
+            z = np.linspace(-5.0, 5.0, num)
+            z[pos] = np.nan
+            tk._exp_in_place(z, num, np.empty(num, np.int64))
+            assert np.isnan(z[pos]) and np.isfinite(np.delete(z, pos)).all(), (num, pos)
