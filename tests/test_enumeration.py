@@ -36,6 +36,7 @@ import pytest
 from chains import sample_assignments, tiny_data
 from exact import (Problem, brute_force_posterior, configuration_frequencies, exact_posterior,
                    total_variation)
+from mutants import mutant
 from topiczoo.models.responses import RESPONSES, EpsilonInsensitive, Hinge, Logistic
 from topiczoo.models.parametric import TopicModel
 from topiczoo.models import (Task, gslda, gslda_multitask, lda, medlda, medlda_regression,
@@ -194,12 +195,11 @@ def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
     function, ``tests/test_eta_cholesky.MUTANTS``), run in the full kernel, misses the
     posterior."""
     from test_eta_cholesky import MUTANTS
-    from test_light import _mutant
     from topiczoo.kernels import eta as eta_module
     from topiczoo.models import parametric
 
     monkeypatch.setattr(eta_module, "_eta_cholesky",
-                        _mutant(eta_module._eta_cholesky, MUTANTS["psi-sign"]))
+                        mutant(eta_module._eta_cholesky, MUTANTS["psi-sign"]))
     problem = PROBLEMS["logistic-c3"]
     parametric._exact_sampler.cache_clear()  # its compiled steps hold the original callback
     try:

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from test_light import _mutant
+from mutants import mutant
 from topiczoo.kernels import eta as eta_module
 from topiczoo.kernels.eta import draw_eta_cholesky, eta_cholesky_host
 
@@ -114,7 +114,7 @@ MUTANTS = {
 @pytest.mark.parametrize("name", list(MUTANTS))
 def test_mutants_fail(monkeypatch, name):
     monkeypatch.setattr(eta_module, "_eta_cholesky",
-                        _mutant(eta_module._eta_cholesky, MUTANTS[name]))
+                        mutant(eta_module._eta_cholesky, MUTANTS[name]))
     z, offsets, n_k, psi, rho = _problem()
     with pytest.raises(AssertionError):
         _check(z, offsets, n_k, psi, rho, skip_empty=False)

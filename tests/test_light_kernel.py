@@ -33,6 +33,7 @@ from numpyro.infer import MCMC
 
 import exact
 from exact import exact_posterior, total_variation
+from mutants import mutant
 from topiczoo.kernels.gibbs import CorpusData, GibbsKernel
 from topiczoo.models import gslda, lda, medlda, parametric, slda_gaussian
 from topiczoo.models.parametric import SamplerOptions, sampler_options
@@ -112,19 +113,19 @@ def test_exact_kernel_with_coordinatewise_eta_matches_enumeration():
 
 # Mutants (tests/test_light.py's, planted into the full kernel): each must miss the target.
 def _light_mutant(monkeypatch):
-    from test_light import MUTANTS, _mutant
+    from test_light import MUTANTS
     from topiczoo.kernels import light
 
     monkeypatch.setattr(light, "_light_sweep",
-                        _mutant(light._light_sweep, MUTANTS["document-without-proposal-term"]))
+                        mutant(light._light_sweep, MUTANTS["document-without-proposal-term"]))
 
 
 def _eta_mutant(monkeypatch):
-    from test_light import ETA_MUTANTS, _mutant
+    from test_light import ETA_MUTANTS
     from topiczoo.kernels import eta
 
     monkeypatch.setattr(eta, "_eta_coordinatewise",
-                        _mutant(eta._eta_coordinatewise, ETA_MUTANTS["own-term-kept"]))
+                        mutant(eta._eta_coordinatewise, ETA_MUTANTS["own-term-kept"]))
 
 
 @pytest.mark.slow
