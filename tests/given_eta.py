@@ -55,16 +55,26 @@ def exact_z(num_topics, num_tasks):
                                  RHO[:num_tasks])
 
 
-def initial_state(num_topics, seed):
-    """A random z [N] and its counts n_dk [D, K], n_wk [V, K], n_k [K] (int32)."""
-    rng = np.random.default_rng(seed)
-    z = rng.integers(0, num_topics, len(WORDS)).astype(np.int32)
+def counts_of(z, num_topics):
+    """The counts of topics z [N]: n_dk [D, K], n_wk [V, K], n_k [K] (int32)."""
     n_dk = np.zeros((len(DOCS), num_topics), np.int32)
     n_wk = np.zeros((VOCAB, num_topics), np.int32)
     np.add.at(n_dk, (DOC_IDS, z), 1)
     np.add.at(n_wk, (WORDS, z), 1)
-    n_k = np.bincount(z, minlength=num_topics).astype(np.int32)
-    return z, n_dk, n_wk, n_k
+    return n_dk, n_wk, np.bincount(z, minlength=num_topics).astype(np.int32)
+
+
+def initial_state(num_topics, seed):
+    """A random z [N] and its counts (``counts_of``)."""
+    z = np.random.default_rng(seed).integers(0, num_topics, len(WORDS)).astype(np.int32)
+    return (z, *counts_of(z, num_topics))
+
+
+def assert_consistent(state):
+    """The counts of state (z, n_dk, n_wk, n_k) are those of its z."""
+    z, *counts = state
+    for name, x, y in zip(("n_dk", "n_wk", "n_k"), counts, counts_of(z, len(counts[2]))):
+        np.testing.assert_array_equal(x, y, err_msg=name)
 
 
 def tv_distance(p, q):

@@ -34,8 +34,9 @@ from scipy import stats as scipy_stats
 
 import reference
 from given_eta import (ALPHA, BETA, DOC_IDS, DOCS, ETA, LDA_TV_BOUND, NUM_BURNIN, NUM_SAMPLES,
-                       OFFSETS, PSI, RHO, TV_BOUND, VOCAB, WORDS, configuration_index,
-                       exact_topic_posterior, exact_z, initial_state, tv_distance)
+                       OFFSETS, PSI, RHO, TV_BOUND, VOCAB, WORDS, assert_consistent,
+                       configuration_index, exact_topic_posterior, exact_z, initial_state,
+                       tv_distance)
 from mutants import mutant
 from topiczoo.kernels import alias as alias_module
 from topiczoo.kernels import eta as eta_module
@@ -262,8 +263,7 @@ def _sampled(num_topics, num_tasks, cycle, seed, sweep=None, num_steps=6, num_sa
     _RUNNERS[sweep, alpha, beta](z, n_dk, n_wk, n_k, w_off, w_tok, ETA[num_topics][:num_tasks],
                     PSI[:num_tasks], RHO[:num_tasks], 1000 * seed, num_steps, cycle, NUM_BURNIN,
                     num_samples, counts, stats)
-    # the counts stayed consistent with z
-    assert np.array_equal(n_k, np.bincount(z, minlength=num_topics))
+    assert_consistent((z, n_dk, n_wk, n_k))
     return counts / num_samples, stats
 
 

@@ -265,9 +265,7 @@ def _exact_sweep_frequencies(num_topics, num_tasks, form, seed, sweep=None, num_
     # the form asked for is the form that ran, and the counts stayed consistent with z
     num_tokens = (given_eta.NUM_BURNIN + num_samples) * len(given_eta.WORDS)
     assert log_space == (num_tokens if form == "log-space" and num_tasks else 0)
-    z, n_dk, n_wk, n_k = state
-    assert np.array_equal(n_k, np.bincount(z, minlength=num_topics))
-    assert np.array_equal(n_dk.sum(1), np.bincount(given_eta.DOC_IDS))
+    given_eta.assert_consistent(state)
     return counts / num_samples
 
 
