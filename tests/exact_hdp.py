@@ -237,3 +237,56 @@ def exact_hdp_posterior(docs, vocab_size, beta, *, alpha=None, gamma=None, alpha
 
 def total_variation(p, q):
     return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# A test document given the training topics (prediction, the paper's eq 18)
+
+
+def exact_test_document_counts(words, phi, beta_w, beta_new, alpha, gamma, beta):
+    """Exact distribution of how many tokens of one test document sit in each training topic.
+
+    The training topics a = 0..A-1 are fixed: word distributions phi [V, A] and global weights
+    beta_w [A]; the rest of G0 is beta_new times a DP(gamma, Dir(beta)), whose topics (born in
+    the test document) have their word distributions integrated out. The document is
+    G_d ~ DP(alpha, G0). By brute force: each token is in a training topic or in a new one
+    (every set partition of the new tokens into new topics); in each topic the tokens sit at
+    tables (every set partition), the seating has the CRP(alpha) probability alpha^M prod
+    (size - 1)! / (alpha)_N; a table's dish is training topic a with probability beta_w[a],
+    else new, the new tables' dishes following CRP(gamma): beta_new^{M_new} gamma^{K_new} prod
+    (m_k - 1)! / (gamma)_{M_new}. Words: phi[w, a] in a training topic, Dirichlet-multinomial
+    (beta) in a new one.
+
+    Returns {(n_0, .., n_{A-1}): probability}.
+    """
+    words = np.asarray(words)
+    phi = np.asarray(phi, float)
+    vocab_size, num_train = phi.shape
+    n = len(words)
+    out = {}
+    for kinds in itertools.product(range(num_train + 1), repeat=n):  # num_train: new
+        new_tokens = [i for i in range(n) if kinds[i] == num_train]
+        for part in set_partitions(len(new_tokens)) if new_tokens else [()]:
+            dishes = [[i for i in range(n) if kinds[i] == a] for a in range(num_train)]
+            new_dishes = [[new_tokens[j] for j in range(len(new_tokens)) if part[j] == b]
+                          for b in range(len(set(part)))]
+            log_words_ = sum(math.log(phi[words[i], a]) for a in range(num_train)
+                             for i in dishes[a])
+            log_words_ += sum(log_words([0] * len(d), words[d], vocab_size, beta)
+                              for d in new_dishes)
+            prior = 0.0
+            seatings = [_seatings(len(d)) for d in dishes + new_dishes]
+            for choice in itertools.product(*seatings):
+                tables = [t for t, _ in choice]
+                weight = math.prod(w for _, w in choice)
+                m_new = sum(tables[num_train:])
+                prior += (weight * alpha ** sum(tables)
+                          * math.prod(beta_w[a] ** tables[a] for a in range(num_train))
+                          * beta_new ** m_new * gamma ** len(new_dishes)
+                          * math.prod(math.factorial(m - 1) for m in tables[num_train:])
+                          / math.exp(_log_rising(gamma, m_new)))
+            prior /= math.exp(_log_rising(alpha, n))
+            key = tuple(len(d) for d in dishes)
+            out[key] = out.get(key, 0.0) + prior * math.exp(log_words_)
+    total = sum(out.values())
+    return {k: v / total for k, v in out.items()}

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import exact_hdp
+from mutants import mutant
 from topiczoo.kernels import hdp
 from topiczoo.kernels.gibbs import CorpusData
 from topiczoo.models.responses import EpsilonInsensitive, Gaussian, Hinge, Logistic
@@ -517,6 +518,64 @@ def test_test_chain_new_topic_weight():
     assert np.all(zbar[..., 1] == 0)
     p = 0.2 * 0.9 / (0.2 * 0.9 + 0.8 / 2)
     assert abs(zbar[..., 0].mean() - p) < 4 * np.sqrt(p * (1 - p) / 20_000)
+
+
+# The test chain with topics born in the test document (eq 18): the exact distribution of the
+# number of tokens in each training topic (``exact_hdp.exact_test_document_counts``, the CRF
+# with the training topics as known atoms of G0) against 200,000 draws of one document's chain.
+# The training topics sit in slots 1 and 3 of 4. gamma = 0.2 makes the Beta(1, gamma) split of
+# a birth far from Beta(gamma, 1). Measured TV: the package 0.0031; the mutants 0.22 (a new-born
+# topic's prior weight alpha beta_j left out), 0.16 (its word term over n_j + beta, not
+# n_j + V beta), 0.077 (the birth's split swapped), 0.78 (a death keeps its weight).
+TEST_DOC = dict(words=np.array([0, 1, 0, 2]), phi=np.array([[0.7, 0.1], [0.2, 0.3], [0.1, 0.6]]),
+                beta_w=[0.3, 0.2], beta_new=0.5, alpha=4.0, gamma=0.2, beta=0.5)
+TEST_CHAIN_TV_BOUND = 0.015
+TEST_CHAIN_MUTANTS = {
+    "new-topic-without-prior-weight": [
+        ("weights[num_options] = ((local_n[j] + alpha * local_beta[j])",
+         "weights[num_options] = ((local_n[j] + 0.0 * local_beta[j])")],
+    "new-topic-word-term-without-V": [("/ (local_n[j] + v_beta))", "/ (local_n[j] + beta))")],
+    "birth-split-swapped": [
+        ("local_beta[j] = (1.0 - rest) * b_new\n                    b_new = rest * b_new",
+         "local_beta[j] = rest * b_new\n                    b_new = (1.0 - rest) * b_new")],
+    "death-keeps-its-weight": [("                        b_new += local_beta[j]\n", "")],
+}
+
+
+def _test_chain_tv(seed=0):
+    """TV between the exact and the sampled counts of the test document's training topics."""
+    doc = TEST_DOC
+    exact = exact_hdp.exact_test_document_counts(**doc)
+    capacity, slots = 4, [1, 3]
+    phi_wk = np.zeros((3, capacity))
+    phi_wk[:, slots] = doc["phi"]
+    beta_weights = np.zeros(capacity)
+    beta_weights[slots] = doc["beta_w"]
+    snap = {"phi_wk": phi_wk, "eta": np.zeros((1, capacity)), "beta_weights": beta_weights,
+            "beta_new": doc["beta_new"], "alpha": doc["alpha"], "gamma": doc["gamma"],
+            "occupied": np.isin(np.arange(capacity), slots)}
+    length = len(doc["words"])
+    zbar = hdp.sample_test_topics(doc["words"], np.array([0, length]), snap, beta=doc["beta"],
+                                  num_burnin=100, num_draws=200_000, seed=seed)
+    assert not zbar[..., [0, 2]].any()
+    counts = np.rint(zbar[:, 0][:, slots] * length).astype(int)
+    keys, freq = np.unique(counts, axis=0, return_counts=True)
+    sampled = {tuple(k): f / len(counts) for k, f in zip(keys.tolist(), freq)}
+    return exact_hdp.total_variation([exact.get(k, 0.0) for k in exact | sampled],
+                                     [sampled.get(k, 0.0) for k in exact | sampled])
+
+
+def test_test_chain_with_births_matches_enumeration():
+    tv = _test_chain_tv()
+    assert tv < TEST_CHAIN_TV_BOUND, f"TV {tv:.4f}"
+
+
+@pytest.mark.parametrize("name", list(TEST_CHAIN_MUTANTS))
+def test_test_chain_enumeration_detects_mutants(monkeypatch, name):
+    monkeypatch.setattr(hdp, "_hdp_test_chain",
+                        mutant(hdp._hdp_test_chain, TEST_CHAIN_MUTANTS[name]))
+    tv = _test_chain_tv()
+    assert tv > 3 * TEST_CHAIN_TV_BOUND, f"mutant {name} went unnoticed (TV {tv:.4f})"
 
 
 def test_table_form_matches_log_space_sweep():
