@@ -25,7 +25,9 @@ The machine is small and shared, so the run is sized by ``--iterations``, ``--ch
 ``--folds`` (the sHDP family) and ``--grid-folds`` (the parametric K grid, a subset of
 ``--folds``); the markdown states the sizing. Every finished fit is kept in
 ``results/shdp_movie_scale.partial.json`` and a rerun with the same settings resumes from it
-(or from the finished .json: a rerun with more folds or ``--slda-drawn`` adds those fits).
+(or from the finished .json: a rerun with more folds or ``--slda-drawn`` adds those fits); the
+fit that was cut resumes from its checkpoint (``*.checkpoint.npz`` beside the outputs, written
+after every chunk of iterations and removed when the fit is done).
 
     python studies/shdp_movie_scale.py [--iterations 80] [--folds 0 1 2] [--grid-folds 0]
 
@@ -76,10 +78,16 @@ def options(name, args, train) -> tuple:
                                                         "alpha": 1.0})}[name]
 
 
+def checkpoint_path(name, num_topics, fold, args) -> Path:
+    """Where the fit of (name, K, fold) keeps its checkpoint while it runs (removed once its
+    record is in the partial .json): a cut run resumes inside the fit it was in."""
+    return Path(args.out) / f"shdp_movie_scale.{name}-K{num_topics}-fold{fold}.checkpoint.npz"
+
+
 def one_fit(name, num_topics, fold, data, args) -> dict:
     entry, opts = options(name, args, data.train)
     run = fit_and_predict(REGISTRY[entry], num_topics, data.train, data.test, options=opts,
-                          progress=False,
+                          progress=False, checkpoint=checkpoint_path(name, num_topics, fold, args),
                           fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
                                           seed=args.seed),
                           predict_kwargs=dict(num_burnin=args.test_burnin,
@@ -305,6 +313,7 @@ def main():
         done["wall_seconds"] += time.perf_counter() - tic
         tic = time.perf_counter()
         write_json(partial, done)
+        checkpoint_path(name, k, fold, args).unlink(missing_ok=True)
     wall = done["wall_seconds"] + time.perf_counter() - tic
     write_json(stem.with_suffix(".json"), {"command": command_line(__file__),
                                            "args": settings, "wall_seconds": wall,
