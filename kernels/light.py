@@ -575,6 +575,16 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
     return host
 
 
+def _check_options(combination, num_steps, word_offsets, word_tokens):
+    """The light steps' options, refused with a clear error when they are impossible."""
+    if combination not in ("mixture", "cycle"):
+        raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
+    if int(num_steps) < 1:
+        raise ValueError(f"num_steps must be >= 1, got {num_steps}")
+    if (word_offsets is None) != (word_tokens is None):
+        raise ValueError("pass both word_offsets and word_tokens, or neither")
+
+
 def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho, alpha: float,
                       beta: float, *, word_offsets=None, word_tokens=None, num_steps: int = 6,
                       combination: str = "mixture") -> TopicState:
@@ -601,12 +611,7 @@ def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho
     some 340 MB to the peak. :func:`light_assignments_step` runs the same sweep with z alone
     in the chain state.
     """
-    if combination not in ("mixture", "cycle"):
-        raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
-    if int(num_steps) < 1:
-        raise ValueError(f"num_steps must be >= 1, got {num_steps}")
-    if (word_offsets is None) != (word_tokens is None):
-        raise ValueError("pass both word_offsets and word_tokens, or neither")
+    _check_options(combination, num_steps, word_offsets, word_tokens)
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
     out_shape = tuple(jax.ShapeDtypeStruct(a.shape, jnp.int32) for a in topics)
@@ -722,12 +727,7 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.
     """
-    if combination not in ("mixture", "cycle"):
-        raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
-    if int(num_steps) < 1:
-        raise ValueError(f"num_steps must be >= 1, got {num_steps}")
-    if (word_offsets is None) != (word_tokens is None):
-        raise ValueError("pass both word_offsets and word_tokens, or neither")
+    _check_options(combination, num_steps, word_offsets, word_tokens)
     host = _host_light_assignments(float(alpha), float(beta), int(num_steps),
                                    combination == "cycle", int(num_topics), int(vocab_size))
     out = _assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
