@@ -26,6 +26,7 @@ import numpyro.distributions as dist
 
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import ModelFamily
+from topiczoo.models.supervised import response_declaration
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
 # after many small sticks; the atoms concerned have weight < 1e-30).
@@ -70,11 +71,7 @@ def shdp_declaration(doc_ids, num_docs: int, vocab_size: int, beta: float, *, nu
     zbar = counts / jnp.maximum(counts.sum(-1, keepdims=True), 1.0)
     if response is None:
         return z, zbar, None, None
-    with numpyro.plate("tasks", num_tasks, dim=-2):
-        with numpyro.plate("eta_atoms", truncation, dim=-1):
-            eta = numpyro.sample("eta", dist.Normal(0.0, jnp.sqrt(nu2)))
-    omega = eta @ zbar.T
-    response.declare(omega, y)
+    eta, omega = response_declaration(zbar, num_tasks, nu2, response, y, "eta_atoms")
     return z, zbar, eta, omega
 
 
