@@ -204,24 +204,41 @@ def test_a_cycle_needs_a_step_per_proposal():
         lda(3).sampler("light:mh_steps=1,proposals=cycle", 5)
 
 
-def test_host_log_likelihood_is_the_collapsed_one():
+@pytest.mark.parametrize("heavy", [False, True], ids=["small-counts", "counts-beyond-table"])
+def test_host_log_likelihood_is_the_collapsed_one(heavy):
     """The light state's log_likelihood monitor (O(N) on the host) equals the exact sampler's
-    (``collapsed_log_likelihood`` of the counts, O(V K) in XLA), one chain or vmapped."""
-    from topiczoo.kernels.light import assignments_log_likelihood
+    (``collapsed_log_likelihood`` of the counts, O(V K) in XLA), one chain or vmapped; with
+    ``heavy``, one word's count in one topic passes the monitor's log-gamma table."""
+    from scipy.special import gammaln
+
+    from topiczoo.kernels.light import _LGAMMA_TABLE, assignments_log_likelihood
     from topiczoo.kernels.topics import collapsed_log_likelihood, counts_from_assignments
 
     rng = np.random.default_rng(0)
     num_topics, vocab_size, num_docs = 7, 40, 20
     lengths = rng.integers(1, 50, num_docs)
-    data = _corpus_data(rng.integers(0, vocab_size, lengths.sum()), lengths)
-    zs = jax.numpy.asarray(rng.integers(0, num_topics, (3, lengths.sum())), jax.numpy.int32)
+    if heavy:
+        lengths[0] = 3 * _LGAMMA_TABLE
+    words = rng.integers(0, vocab_size, lengths.sum())
+    zs = rng.integers(0, num_topics, (3, lengths.sum()))
+    if heavy:  # word 0 in topic 0, 1.5 table lengths of it
+        words[:3 * _LGAMMA_TABLE // 2] = 0
+        zs[:, :3 * _LGAMMA_TABLE // 2] = 0
+    data = _corpus_data(words, lengths)
+    zs = jax.numpy.asarray(zs, jax.numpy.int32)
     host = jax.jit(jax.vmap(lambda z: assignments_log_likelihood(
         z, data.words, data.doc_offsets, 0.1, num_topics=num_topics, vocab_size=vocab_size)))(zs)
     for z, value in zip(zs, np.asarray(host)):
         counts = counts_from_assignments(z, data.words, data.doc_ids, num_docs, num_topics,
                                          vocab_size)
+        n_wk = np.asarray(counts.n_wk, np.float64)
+        float64 = ((gammaln(vocab_size * 0.1) - gammaln(n_wk.sum(0) + vocab_size * 0.1)).sum()
+                   + (gammaln(n_wk + 0.1) - gammaln(0.1)).sum())
+        np.testing.assert_allclose(value, float64, rtol=1e-6)
+        # the exact sampler's float32 monitor, within its rounding
         np.testing.assert_allclose(value, float(collapsed_log_likelihood(counts, 0.1)),
-                                   rtol=1e-6)
+                                   rtol=1e-5)
+        assert not heavy or n_wk.max() >= _LGAMMA_TABLE
 
 
 def _corpus_data(words, lengths) -> CorpusData:
