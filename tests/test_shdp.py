@@ -609,38 +609,61 @@ def test_table_form_matches_log_space_sweep():
     conditional of the per-token log-space form: from the same state and seed, five sweeps draw
     the same topics, weights and coefficients (several tasks, scales up to where the bounds
     send documents to log space)."""
-    from topiczoo.kernels.hdp import _hdp_sweep
-
     rng = np.random.default_rng(0)
-    num_docs, vocab, start_topics, capacity = 300, 50, 8, 40
-    lengths = rng.integers(5, 60, num_docs)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    words = rng.integers(0, vocab, offsets[-1]).astype(np.int32)
-    doc_ids = np.repeat(np.arange(num_docs), lengths)
+    corpus = _sweep_corpus(rng, 300, 60)
     for num_tasks, scale in [(1, 1.0), (2, 1.0), (1, 30.0), (3, 5.0)]:
-        z = rng.integers(0, start_topics, offsets[-1]).astype(np.int32)
-        n_dk = np.zeros((num_docs, capacity), np.int32)
-        n_wk = np.zeros((vocab, capacity), np.int32)
-        np.add.at(n_dk, (doc_ids, z), 1)
-        np.add.at(n_wk, (words, z), 1)
-        weights = np.zeros(capacity)
-        weights[:start_topics] = 1 / (start_topics + 1)
-        eta = np.zeros((num_tasks, capacity))
-        eta[:, :start_topics] = scale * rng.standard_normal((num_tasks, start_topics))
-        psi = scale * rng.standard_normal((num_tasks, num_docs))
-        rho = scale * rng.gamma(1.0, 1.0, (num_tasks, num_docs))
-        state = [z, n_dk, n_wk, n_dk.sum(0).astype(np.int32), weights,
-                 np.array([2.0, 1.5, 1 / (start_topics + 1)]), eta]
-        table, log_space = [a.copy() for a in state], [a.copy() for a in state]
-        for sweep in range(5):
-            assert _hdp_sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, sweep, 0) == 0
-            assert _hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, sweep, 0,
+        _assert_table_form_is_log_space(hdp._hdp_sweep, rng, corpus, num_tasks, scale, 5)
+
+
+def test_full_table_falls_back_to_log_space(monkeypatch):
+    """A document meeting more topic incarnations than the table has rows finishes in log
+    space, drawing what the log-space form draws. Run as plain Python (``py_func``: numba
+    freezes the module's constants when it compiles) with two rows, so that nearly every
+    document switches mid-way."""
+    monkeypatch.setattr(hdp, "_TABLE_ROWS", 2)
+    rng = np.random.default_rng(1)
+    _assert_table_form_is_log_space(hdp._hdp_sweep.py_func, rng, _sweep_corpus(rng, 40, 30),
+                                    2, 1.0, 3)
+
+
+START_TOPICS, CAPACITY, SWEEP_VOCAB = 8, 40, 50
+
+
+def _sweep_corpus(rng, num_docs, max_length):
+    lengths = rng.integers(5, max_length, num_docs)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return rng.integers(0, SWEEP_VOCAB, offsets[-1]).astype(np.int32), offsets
+
+
+def _assert_table_form_is_log_space(sweep, rng, corpus, num_tasks, scale, num_sweeps):
+    """From one random state, ``sweep`` (table form) and the compiled sweep in log space draw
+    the same topics, weights and coefficients over ``num_sweeps`` sweeps, births included."""
+    words, offsets = corpus
+    num_docs = len(offsets) - 1
+    doc_ids = np.repeat(np.arange(num_docs), np.diff(offsets))
+    z = rng.integers(0, START_TOPICS, offsets[-1]).astype(np.int32)
+    n_dk = np.zeros((num_docs, CAPACITY), np.int32)
+    n_wk = np.zeros((SWEEP_VOCAB, CAPACITY), np.int32)
+    np.add.at(n_dk, (doc_ids, z), 1)
+    np.add.at(n_wk, (words, z), 1)
+    weights = np.zeros(CAPACITY)
+    weights[:START_TOPICS] = 1 / (START_TOPICS + 1)
+    eta = np.zeros((num_tasks, CAPACITY))
+    eta[:, :START_TOPICS] = scale * rng.standard_normal((num_tasks, START_TOPICS))
+    psi = scale * rng.standard_normal((num_tasks, num_docs))
+    rho = scale * rng.gamma(1.0, 1.0, (num_tasks, num_docs))
+    state = [z, n_dk, n_wk, n_dk.sum(0).astype(np.int32), weights,
+             np.array([2.0, 1.5, 1 / (START_TOPICS + 1)]), eta]
+    table, log_space = [a.copy() for a in state], [a.copy() for a in state]
+    for s in range(num_sweeps):
+        assert sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, s, 0) == 0
+        assert hdp._hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, s, 0,
                               -1.0) == 0
-        assert (table[3] > 0).sum() > start_topics  # births happened
-        for a, b in zip(table[:4], log_space[:4]):
-            np.testing.assert_array_equal(a, b)
-        for a, b in zip(table[4:], log_space[4:]):
-            np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert (table[3] > 0).sum() > START_TOPICS  # births happened
+    for a, b in zip(table[:4], log_space[:4]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(table[4:], log_space[4:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_family_runs_under_jit_and_vmap():
