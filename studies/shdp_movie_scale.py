@@ -63,19 +63,21 @@ PLAN_ARGS = ("folds", "grid_folds", "grid", "slda_drawn", "methods")  # may chan
 
 
 def options(name, args, train) -> tuple:
-    """(registry entry, options) of a method; ``train``: the fold's training corpus."""
+    """(registry entry, options) of a method; ``train``: the fold's training corpus. Reads
+    ``args.shdp_c`` / ``args.c`` only for the method that uses it."""
+    if name == "shdp-regression":
+        return "shdp-regression", {"c": args.shdp_c, "eps": 1e-3}
+    if name == "medlda-regression":
+        return "medlda-regression", {"c": args.c, "eps": 1e-3, "alpha": 1.0}
     # the sHDP's default s2 (models.shdp.S2_FRACTION of the training variance), for sLDA
     s2 = S2_FRACTION * float(np.var(train.labels))
     return {"shdp-gaussian": ("shdp-gaussian", {}),
-            "shdp-regression": ("shdp-regression", {"c": args.shdp_c, "eps": 1e-3}),
             "hdp-glm": ("hdp-glm", {}),
             "slda-gaussian": ("slda-gaussian", {"learn_s2": False, "s2": s2, "alpha": 1.0,
                                                 "nu2": 100.0}),
             "slda-gaussian-s2-drawn": ("slda-gaussian", {"learn_s2": True, "a0": 1.0,
                                                          "b0": 0.01, "alpha": 1.0,
-                                                         "nu2": 100.0}),
-            "medlda-regression": ("medlda-regression", {"c": args.c, "eps": 1e-3,
-                                                        "alpha": 1.0})}[name]
+                                                         "nu2": 100.0})}[name]
 
 
 def checkpoint_path(name, num_topics, fold, args) -> Path:

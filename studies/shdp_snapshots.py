@@ -128,7 +128,6 @@ def main():
     p.add_argument("--methods", nargs="+", default=["shdp-gaussian", "slda-gaussian"],
                    choices=["shdp-gaussian", "shdp-regression", "slda-gaussian"])
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(c=256.0)  # MedLDA's c, read by shdp_movie_scale.options (not a method here)
     args = p.parse_args()
     stem = Path(args.out) / "shdp_snapshots"
     if args.replot:
