@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _harness import ensure_dir, log, restore_args
+from _harness import ensure_dir, load_run, log
 from topiczoo.diagnostics import save_datatree, to_datatree, write_report
 from topiczoo.fit import fit
 from topiczoo.predict import Prediction, predict
@@ -51,8 +51,7 @@ def check_lengths(p, args) -> None:
 def load_runs(stem: Path, args, key: str):
     """For ``--replot``: the runs of a previous .json (``r[key]`` by integer T) and its wall
     time; ``args`` take its settings."""
-    saved = json.loads(stem.with_suffix(".json").read_text())
-    restore_args(args, saved)
+    saved = load_run(stem, args)
     rows = saved["runs"]
     for r in rows:
         r[key] = {int(T): a for T, a in r[key].items()}

@@ -97,12 +97,16 @@ def saved_args(args) -> dict:
     return out
 
 
-def restore_args(args, saved: dict) -> None:
-    """Set ``args`` to the settings of a previous run's .json (for ``--replot``), keeping
-    where to write (``--out``, ``--data-dir``, ``--replot``)."""
+def load_run(stem: Path, args) -> dict:
+    """For ``--replot``: the .json of a previous run (``STEM.json``). ``args`` take its
+    settings, keeping where to write (``--out``, ``--data-dir``, ``--replot``), and
+    ``args.command`` its command line (None if it kept none)."""
+    saved = json.loads(Path(stem).with_suffix(".json").read_text())
     for key, value in saved["args"].items():
         if key not in ("out", "data_dir", "replot"):
             setattr(args, key, value)
+    args.command = saved.get("command")
+    return saved
 
 
 def write_json(path, record: dict, *, indent=None) -> None:

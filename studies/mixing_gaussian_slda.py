@@ -36,7 +36,6 @@ the traces), ``mixing_gaussian_slda_<setting>_grb.png`` (the package's own
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -49,7 +48,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, ensure_dir, log, parser, pyplot, restore_args,  # noqa: E402
+from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import (gelman_rubin_brooks, plot_gelman_rubin_brooks,  # noqa: E402
@@ -281,8 +280,7 @@ def main():
     args = p.parse_args()
     stem = Path(args.out) / "mixing_gaussian_slda"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        restore_args(args, saved)
+        saved = load_run(stem, args)
         write_outputs(stem, markdown(saved["runs"], args, saved["wall_seconds"]),
                       lambda path: figure(saved["runs"], args, path))
         return

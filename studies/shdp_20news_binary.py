@@ -21,7 +21,6 @@ writes ``studies/results/shdp_<data>.{md,json}``.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -31,8 +30,8 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, default_sizing, ensure_dir, log, mean_sd,  # noqa: E402
-                      parser, restore_args, saved_args, write_json)
+from _harness import (command_line, default_sizing, ensure_dir, load_run, log,  # noqa: E402
+                      mean_sd, parser, saved_args, write_json)
 from topiczoo import fit_and_predict, load_dataset  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
 from topiczoo.predict import STRATEGIES  # noqa: E402
@@ -126,9 +125,8 @@ def main():
     args = p.parse_args()
     stem = Path(args.out) / f"shdp_{args.data.replace('-', '_')}"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        restore_args(args, saved)
-        text = markdown(saved["records"], args, saved["wall_seconds"], saved["command"])
+        saved = load_run(stem, args)
+        text = markdown(saved["records"], args, saved["wall_seconds"], args.command)
         stem.with_suffix(".md").write_text(text)
         print(text)
         return

@@ -36,7 +36,6 @@ writes ``studies/results/shdp_mixing.{md,json,png}``. ``--replot`` redraws from 
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from dataclasses import replace
@@ -49,7 +48,7 @@ single_thread()
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, ensure_dir, log, parser, pyplot, restore_args,  # noqa: E402
+from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from mixing_gaussian_slda import (START_NAMES, START_S2, at,  # noqa: E402
                                   checkpoint_from_starts, overdispersed_assignments,
@@ -227,10 +226,9 @@ def main():
     args = p.parse_args()
     stem = Path(args.out) / "shdp_mixing"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        restore_args(args, saved)
+        saved = load_run(stem, args)
         write_outputs(stem, markdown(saved["runs"], args, saved["wall_seconds"],
-                                     saved["command"]),
+                                     args.command),
                       lambda path: figure(saved["runs"], args, path))
         return
     if args.topics != 40 or args.chains != 4:

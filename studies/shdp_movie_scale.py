@@ -49,8 +49,8 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (RESULTS, command_line, default_sizing, ensure_dir, log,  # noqa: E402
-                      mean_sd, parser, pyplot, restore_args, save_figure, saved_args,
+from _harness import (RESULTS, command_line, default_sizing, ensure_dir, load_run,  # noqa: E402
+                      log, mean_sd, parser, pyplot, save_figure, saved_args,
                       write_json, write_outputs)
 from topiczoo import fit_and_predict, load_folds  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
@@ -281,9 +281,7 @@ def main():
     args = p.parse_args()
     stem = Path(args.out) / "shdp_movie_scale"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        restore_args(args, saved)
-        args.command = saved["command"]
+        saved = load_run(stem, args)
         write_outputs(stem, markdown(saved["records"], args, saved["wall_seconds"]),
                       lambda path: figure(saved["records"], args, path))
         return

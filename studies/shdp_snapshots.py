@@ -33,7 +33,7 @@ single_thread()
 
 import numpy as np  # noqa: E402
 
-from _harness import (command_line, ensure_dir, log, parser, pyplot, restore_args,  # noqa: E402
+from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from shdp_movie_scale import options  # noqa: E402
 from topiczoo import fit_and_predict, load_folds  # noqa: E402
@@ -131,9 +131,7 @@ def main():
     args = p.parse_args()
     stem = Path(args.out) / "shdp_snapshots"
     if args.replot:
-        saved = json.loads(stem.with_suffix(".json").read_text())
-        restore_args(args, saved)
-        args.command = saved["command"]
+        saved = load_run(stem, args)
         write_outputs(stem, markdown(saved["records"], args, saved["wall_seconds"]),
                       lambda path: figure(saved["records"], args, path))
         return
