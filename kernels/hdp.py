@@ -50,12 +50,12 @@ below draws from an exact conditional of it (or of an extension by auxiliary var
 
 Static capacity. Arrays have a static number of topic slots ``Kcap`` (shapes are static
 inside a numpyro run). Births take the lowest free slot; nothing any block computes or draws
-depends on Kcap (the sweep loops over the occupied slots in slot order, draws the same
-variates whatever the capacity, the eta draw works on the occupied topics only), so a run
-with a larger capacity gives identical draws. When a birth finds no free slot the sweep
-puts the token back, stops, and sets the sticky ``overflow`` flag: the driver then grows
-the capacity (:func:`grow`) of the state it started the chunk from and redoes the chunk with
-the same keys.
+depends on Kcap (the sweep loops over the slots up to the highest occupied one, a free slot
+weighing 0, draws the same variates whatever the capacity, the eta draw works on the occupied
+topics only), so a run with a larger capacity gives identical draws. When a birth finds no
+free slot the sweep puts the token back, stops, and sets the sticky ``overflow`` flag: the
+driver then grows the capacity (:func:`grow`) of the state it started the chunk from and
+redoes the chunk with the same keys.
 
 Host randomness: each host block seeds its generator from the JAX key; all work under jit,
 lax loops and vmap (``vmap_method="expand_dims"``: one host call loops over the chains).
@@ -73,7 +73,8 @@ import numpy as np
 from jax.scipy.special import gammaln
 
 from topiczoo.kernels.eta import _host_batched, _numba_seed, _seed_from_key, draw_eta_cholesky
-from topiczoo.kernels.topics import _BLOCK, _block_totals, _draw, _exp_in_place, _search_blocks
+from topiczoo.kernels.topics import (_BLOCK, _block_totals, _draw, _exp_in_place,
+                                     _fill_exp_row, _search_blocks, _sum_quadratic)
 
 # Test-only mutants (``_mutant=``): deliberately wrong rules that the tests must catch.
 MUTANT_NONE = 0
@@ -157,28 +158,6 @@ _TABLE_ROWS = 2048
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _exp_row(table, inv_table, row_cen, row, cen_j, cen, c, active, num_active, shifted,
-             scratch):
-    """table[row, k] = exp(sum_t c_t e_tj e_tk) for the active slots k; row_cen[row] = e_.j.
-    The sum runs over t in order, in loops over the topics that vectorise (``shifted`` float64
-    and ``scratch`` int64 [>= num_active] are scratch)."""
-    num_tasks = cen.shape[0]
-    for t in range(num_tasks):
-        row_cen[row, t] = cen_j[t]
-    for idx in range(num_active):
-        shifted[idx] = 0.0
-    for t in range(num_tasks):
-        ct = c[t] * cen_j[t]
-        for idx in range(num_active):
-            shifted[idx] += ct * cen[t, active[idx]]
-    _exp_in_place(shifted, num_active, scratch)
-    for idx in range(num_active):
-        kk = active[idx]
-        table[row, kk] = shifted[idx]
-        inv_table[row, kk] = 1.0 / shifted[idx]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _sum_quadratic_active(e_tk, lin, quad, active, num_active, out):
     """out[idx] = sum_t e_tk (lin_t - quad_t e_tk) at k = active[idx] for idx < num_active
     (``kernels.topics._sum_quadratic`` over the occupied slots)."""
@@ -193,14 +172,15 @@ def _sum_quadratic_active(e_tk, lin, quad, active, num_active, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, quad, lin, n_dk,
-                        n_wk, inv_nk, beta_w, alpha, beta, log_factor, weights, shifted,
-                        scratch):
+def _log_space_existing(d, w, active, num_active, num_slots, eta, psi, rho, score, inv_n, quad,
+                        lin, n_dk, n_wk, inv_nk, beta_w, alpha, beta, log_factor, weights,
+                        shifted, scratch):
     """Log-space weights of the existing topics for token (d, w), the score ``score`` [T]
-    without the token: fills lin [T], log_factor and weights [:num_active] (``shifted`` and
-    ``scratch`` int64 are scratch); returns the shift (the largest log factor, 0 if there is
-    no topic). Each log factor is summed over t in order, in loops over the topics that
-    vectorise (:func:`_sum_quadratic_active`)."""
+    without the token: fills lin [T], log_factor [:num_active] (by position in ``active``) and
+    weights [:num_slots] (by slot, 0 on free slots) (``shifted`` and ``scratch`` int64 are
+    scratch); returns the shift (the largest log factor, 0 if there is no topic). Each log
+    factor is summed over t in order, in loops over the topics that vectorise
+    (:func:`_sum_quadratic_active`)."""
     num_tasks = eta.shape[0]
     for t in range(num_tasks):
         lin[t] = psi[t, d] * inv_n - rho[t, d] * score[t] * inv_n * inv_n
@@ -213,10 +193,12 @@ def _log_space_existing(d, w, active, num_active, eta, psi, rho, score, inv_n, q
     for idx in range(num_active):
         shifted[idx] = log_factor[idx] - top
     _exp_in_place(shifted, num_active, scratch)
+    for k in range(num_slots):
+        weights[k] = 0.0
     for idx in range(num_active):
         kk = active[idx]
-        weights[idx] = ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
-                        * shifted[idx])
+        weights[kk] = ((n_dk[d, kk] + alpha * beta_w[kk]) * (n_wk[w, kk] + beta) * inv_nk[kk]
+                       * shifted[idx])
     return top
 
 
@@ -233,7 +215,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     Variates per token: one uniform for the topic; the auxiliaries' ``num_aux * T`` normals
     only when the bound on their weight does not settle the draw without them (see the comment
     at the draw), then possibly one more uniform; one more uniform at a birth (the
-    Beta(1, gamma) split). Every decision reads the occupied topics only, never the capacity.
+    Beta(1, gamma) split). Every decision reads the occupied topics only, never the capacity:
+    the loops over the topics run over the slots 0..S-1, S = 1 + the highest occupied slot, a
+    free slot weighing 0 (contiguous loops that vectorise; births take the lowest free slot,
+    so few slots below S are free).
 
     The supervised factor uses the per-document exp tables of ``kernels/topics._collapsed_sweep``
     (same derivation: centred weights e_tk = eta_tk - m_t, the factor of topic k for a token
@@ -269,6 +254,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
         if n_k[k] > 0:
             active[num_active] = k
             num_active += 1
+    # S = num_slots, 1 + the highest occupied slot: a free slot below it weighs 0 (its n_dk
+    # and beta_k are 0, its dab is set to 0 when it dies, its centred eta and so its table
+    # entries stay within the bounds)
+    num_slots = np.int64(active[num_active - 1]) + 1 if num_active > 0 else 0
     inv_nk = np.empty(capacity)
     for k in range(capacity):
         inv_nk[k] = 1.0 / (n_k[k] + v_beta)
@@ -312,7 +301,6 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     a = np.zeros(num_tasks)
     centred_score = np.zeros(num_tasks)
     cen_old = np.zeros(num_tasks)
-    aux_cen = np.zeros(num_tasks)
     status = 0
     for d in range(num_docs):
         start = doc_offsets[d]
@@ -342,21 +330,18 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 x_bound += half[t] * abs(a[t]) + 0.5 * abs(c[t]) * h2
             fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
         if num_tasks == 0:  # plain HDP: dab_k = (n_dk + alpha beta_k) / (n_k + V beta)
-            for idx in range(num_active):
-                kk = active[idx]
-                dab[kk] = (n_dk[d, kk] + alpha * beta_w[kk]) * inv_nk[kk]
+            for k in range(num_slots):
+                dab[k] = (n_dk[d, k] + alpha * beta_w[k]) * inv_nk[k]
         if fast:
             for r in range(capacity):
                 row_of[r] = -1
             used = 0
             for t in range(num_tasks):
                 half_c[t] = 0.5 * c[t]
-            _sum_quadratic_active(cen, a, half_c, active, num_active, shifted)  # x_k
-            _exp_in_place(shifted, num_active, scratch)
-            for idx in range(num_active):
-                kk = active[idx]
-                ab[kk] = shifted[idx]
-                dab[kk] = (n_dk[d, kk] + alpha * beta_w[kk]) * inv_nk[kk] * ab[kk]
+            _sum_quadratic(cen, a, half_c, ab, num_slots)  # x_k
+            _exp_in_place(ab, num_slots, scratch)
+            for k in range(num_slots):
+                dab[k] = (n_dk[d, k] + alpha * beta_w[k]) * inv_nk[k] * ab[k]
         for i in range(start, end):
             w = words[i]
             k_old = z[i]
@@ -372,8 +357,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 row_old = row_of[k_old]
                 if row_old < 0:
                     if used < rows:
-                        _exp_row(table, inv_table, row_cen, used, cen_old, cen, c, active,
-                                 num_active, shifted, scratch)
+                        for t in range(num_tasks):
+                            row_cen[used, t] = cen_old[t]
+                        _fill_exp_row(table, inv_table, used, cen_old, cen, c, num_slots,
+                                      scratch)
                         row_old = used
                         row_of[k_old] = used
                         used += 1
@@ -384,7 +371,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 beta_new += beta_w[k_old]
                 beta_w[k_old] = 0.0
                 num_active = _remove_sorted(active, num_active, k_old)
+                if k_old == num_slots - 1:
+                    num_slots = np.int64(active[num_active - 1]) + 1 if num_active > 0 else 0
                 row_of[k_old] = -1
+                dab[k_old] = 0.0
                 for t in range(num_tasks):
                     eta_old[t] = eta[t, k_old]
                     eta[t, k_old] = 0.0
@@ -396,11 +386,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
             if mutant == 1:
                 new_weight = alpha / (num_new * vocab)
             if num_tasks == 0:
-                for idx in range(num_active):
-                    kk = active[idx]
-                    weights[idx] = dab[kk] * (n_wk[w, kk] + beta)
-                weights[num_active] = new_weight
-                pick = _draw(weights, num_active + 1, blocks, np.random.random())
+                for k in range(num_slots):
+                    weights[k] = dab[k] * (n_wk[w, k] + beta)
+                weights[num_slots] = new_weight
+                pick = _draw(weights, num_slots + 1, blocks, np.random.random())
             else:
                 # The existing topics' weights, then the auxiliary topics' lazily: their
                 # exponent g(e) = sum_t A_t e_t - c_t e_t^2 / 2 (on the scale of the existing
@@ -414,21 +403,20 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 gmax = 0.0
                 top = 0.0
                 if fast:
-                    for idx in range(num_active):
-                        kk = active[idx]
-                        weights[idx] = dab[kk] * (n_wk[w, kk] + beta) * table[row_old, kk]
+                    for k in range(num_slots):
+                        weights[k] = dab[k] * (n_wk[w, k] + beta) * table[row_old, k]
                     for t in range(num_tasks):
                         at = a[t] + c[t] * cen_old[t]
                         gmax += at * at / (2.0 * c[t]) if c[t] > 0 else np.inf
                 else:
-                    top = _log_space_existing(d, w, active, num_active, eta, psi, rho, score,
-                                              inv_n, quad, lin, n_dk, n_wk, inv_nk, beta_w,
-                                              alpha, beta, log_factor, weights, shifted,
-                                              scratch)
+                    top = _log_space_existing(d, w, active, num_active, num_slots, eta, psi,
+                                              rho, score, inv_n, quad, lin, n_dk, n_wk,
+                                              inv_nk, beta_w, alpha, beta, log_factor,
+                                              weights, shifted, scratch)
                     for t in range(num_tasks):
                         gmax += lin[t] * lin[t] / (4.0 * quad[t]) if quad[t] > 0 else np.inf
                     gmax -= top
-                existing = _block_totals(weights, num_active, blocks)
+                existing = _block_totals(weights, num_slots, blocks)
                 bound = np.inf
                 if gmax <= _MAX_EXPONENT - 1.0:
                     bound = num_new * new_weight * np.exp(gmax)
@@ -437,7 +425,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 if lazy:
                     u = np.random.random() * (existing + bound)
                 if lazy and u < existing:
-                    pick = _search_blocks(weights, num_active, blocks, u)
+                    pick = _search_blocks(weights, num_slots, blocks, u)
                 else:
                     # Neal's algorithm 8: fresh prior draws (rounded to float32, as eta is
                     # stored); the first is the emptied topic's own when the token was alone
@@ -457,35 +445,35 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                             else:
                                 e = aux[j, t]
                                 acc += e * (lin[t] - quad[t] * e)
-                        log_factor[num_active + j] = acc - top
+                        log_factor[num_slots + j] = acc - top
                         if acc - top > _MAX_EXPONENT:
                             safe = False
                     if safe:
                         for j in range(num_new):
-                            weights[num_active + j] = new_weight * np.exp(
-                                log_factor[num_active + j])
+                            weights[num_slots + j] = new_weight * np.exp(
+                                log_factor[num_slots + j])
                     else:  # (B > W only) everything in log space, shifted by the maximum
-                        top = _log_space_existing(d, w, active, num_active, eta, psi, rho,
-                                                  score, inv_n, quad, lin, n_dk, n_wk, inv_nk,
-                                                  beta_w, alpha, beta, log_factor, weights,
-                                                  shifted, scratch)
+                        top = _log_space_existing(d, w, active, num_active, num_slots, eta,
+                                                  psi, rho, score, inv_n, quad, lin, n_dk,
+                                                  n_wk, inv_nk, beta_w, alpha, beta,
+                                                  log_factor, weights, shifted, scratch)
                         top_all = top
                         for j in range(num_new):
                             acc = 0.0
                             for t in range(num_tasks):
                                 e = aux[j, t]
                                 acc += e * (lin[t] - quad[t] * e)
-                            log_factor[num_active + j] = acc
+                            log_factor[num_slots + j] = acc
                             top_all = max(top_all, acc)
                         for idx in range(num_active):
                             kk = active[idx]
-                            weights[idx] = ((n_dk[d, kk] + alpha * beta_w[kk])
-                                            * (n_wk[w, kk] + beta) * inv_nk[kk]
-                                            * np.exp(log_factor[idx] - top_all))
+                            weights[kk] = ((n_dk[d, kk] + alpha * beta_w[kk])
+                                           * (n_wk[w, kk] + beta) * inv_nk[kk]
+                                           * np.exp(log_factor[idx] - top_all))
                         for j in range(num_new):
-                            weights[num_active + j] = new_weight * np.exp(
-                                log_factor[num_active + j] - top_all)
-                    num_options = num_active + num_new
+                            weights[num_slots + j] = new_weight * np.exp(
+                                log_factor[num_slots + j] - top_all)
+                    num_options = num_slots + num_new
                     total = _block_totals(weights, num_options, blocks)
                     if lazy and u < total:
                         pick = _search_blocks(weights, num_options, blocks, u)
@@ -493,10 +481,10 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                         pick = _search_blocks(weights, num_options, blocks,
                                               np.random.random() * total)
             born = False
-            if pick < num_active:
-                k_new = np.int64(active[pick])
+            if pick < num_slots:  # an occupied slot (a free one has weight 0)
+                k_new = np.int64(pick)
             else:  # a birth, in the lowest free slot
-                j = pick - num_active
+                j = pick - num_slots
                 k_new = -1
                 for k in range(capacity):
                     if n_k[k] == 0:
@@ -515,6 +503,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                         eta[t, k_new] = aux[j, t]
                         cen[t, k_new] = aux[j, t] - mid[t]
                     num_active = _insert_sorted(active, num_active, k_new)
+                    num_slots = max(num_slots, k_new + 1)
             z[i] = k_new
             n_dk[d, k_new] += 1
             n_wk[w, k_new] += 1
@@ -557,20 +546,19 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 if row_new < 0:
                     if used < rows:
                         for t in range(num_tasks):
-                            aux_cen[t] = cen[t, k_new]
-                        _exp_row(table, inv_table, row_cen, used, aux_cen, cen, c, active,
-                                 num_active, shifted, scratch)
+                            row_cen[used, t] = cen[t, k_new]
+                        _fill_exp_row(table, inv_table, used, row_cen[used], cen, c,
+                                      num_slots, scratch)
                         row_new = used
                         row_of[k_new] = used
                         used += 1
                     else:
                         fast = False
                         continue
-                for idx in range(num_active):
-                    kk = active[idx]
-                    r = table[row_old, kk] * inv_table[row_new, kk]
-                    ab[kk] *= r
-                    dab[kk] *= r
+                for k in range(num_slots):
+                    r = table[row_old, k] * inv_table[row_new, k]
+                    ab[k] *= r
+                    dab[k] *= r
                 x_bound = 0.0
                 for t in range(num_tasks):
                     centred_score[t] += cen[t, k_new] - cen_old[t]

@@ -122,19 +122,18 @@ def _sum_quadratic(e_tk, lin, quad, out, num):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_exp_row(table, inv_table, row, j, centred, c, scratch):
-    """table[row, k] = exp(sum_t c_t e_tj e_tk) for every topic k, inv_table its reciprocal.
-    The sum runs over t in order for each k, in loops over k that vectorise; scratch int64
-    [K]."""
-    num_topics = table.shape[1]
-    for k in range(num_topics):
+def _fill_exp_row(table, inv_table, row, centred_j, centred, c, num, scratch):
+    """table[row, k] = exp(sum_t c_t e_tj e_tk) for the topics k < num, inv_table its
+    reciprocal; ``centred_j`` [T] = e_.j, ``centred`` [T, >= num] = e_.k. The sum runs over t
+    in order for each k, in loops over k that vectorise; scratch int64 [>= num]."""
+    for k in range(num):
         table[row, k] = 0.0
     for t in range(centred.shape[0]):
-        ct = c[t] * centred[t, j]
-        for k in range(num_topics):
+        ct = c[t] * centred_j[t]
+        for k in range(num):
             table[row, k] += ct * centred[t, k]
-    _exp_in_place(table[row], num_topics, scratch)
-    for k in range(num_topics):
+    _exp_in_place(table[row], num, scratch)
+    for k in range(num):
         inv_table[row, k] = 1.0 / table[row, k]
 
 
@@ -398,7 +397,8 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
             _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
             if fast and slot[k_old] < 0:
                 if used < capacity:
-                    _fill_exp_row(table, inv_table, used, k_old, centred, c, scratch)
+                    _fill_exp_row(table, inv_table, used, centred[:, k_old], centred, c,
+                                  num_topics, scratch)
                     slot[k_old] = used
                     slot_topic[used] = k_old
                     used += 1
@@ -428,7 +428,8 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
                     score[t] += eta[t, k_new] - eta[t, k_old]
                 if slot[k_new] < 0:
                     if used < capacity:
-                        _fill_exp_row(table, inv_table, used, k_new, centred, c, scratch)
+                        _fill_exp_row(table, inv_table, used, centred[:, k_new], centred, c,
+                                      num_topics, scratch)
                         slot[k_new] = used
                         slot_topic[used] = k_new
                         used += 1
