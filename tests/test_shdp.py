@@ -8,7 +8,8 @@
   Mutants (a wrong new-topic weight, wrong table-count rules) must miss it.
 * Geweke's joint-distribution test of the Gaussian sHDP with alpha and gamma drawn.
 * Growth: a run whose capacity overflows, grown and redone chunk by chunk, draws exactly what
-  a run started with a large capacity draws.
+  a run started with a large capacity draws. A topic born at the top slot is drawn by the
+  sweep's next tokens (a mutant that leaves the slot range where it was fails).
 
 The driver is a plain loop over the blocks (``jax.lax.scan`` of one sweep, ``jax.vmap`` over
 chains), as the integrator's kernel will compose them.
@@ -702,3 +703,43 @@ def test_family_runs_under_jit_and_vmap():
     np.testing.assert_allclose(np.asarray(state.beta_weights).sum(1)
                                + np.asarray(state.beta_new), 1.0, rtol=1e-5)
     assert not np.asarray(state.overflow).any()
+
+
+def _born_topic_sizes(sweep):
+    """One plain-HDP sweep of ``sweep`` from a state where a document's 20 tokens of word 0
+    sit in topic 0, whose 5,000 other tokens (another document, words 1-9) make word 0 rare
+    there: a token leaving topic 0 is born into a new topic about as often as it stays, and the
+    next tokens of word 0 should then join the born topic ((1 + alpha beta_k)(1 + beta) /
+    (1 + V beta), about 1.2, against about 0.07 for topic 0 and 0.05 for a new topic).
+    Returns the sizes of the topics born (slots 1 and up) at the end of the sweep."""
+    vocab, capacity = 10, 64
+    words = np.concatenate([1 + np.arange(5_000) % 9, np.zeros(20, int)]).astype(np.int32)
+    offsets = np.array([0, 5_000, 5_020], np.int64)
+    z = np.zeros(len(words), np.int32)
+    n_dk = np.zeros((2, capacity), np.int32)
+    n_dk[:, 0] = np.diff(offsets)
+    n_wk = np.zeros((vocab, capacity), np.int32)
+    np.add.at(n_wk, (words, z), 1)
+    n_k = n_dk.sum(0).astype(np.int32)
+    beta_w = np.zeros(capacity)
+    beta_w[0] = 0.5
+    no_tasks = np.zeros((0, 2))
+    assert sweep(z, n_dk, n_wk, n_k, beta_w, np.array([1.0, 1.0, 0.5]),
+                 np.zeros((0, capacity)), words, offsets, no_tasks, no_tasks, 0.01, 1.0, 1, 0,
+                 0) == 0
+    return n_k[1:][n_k[1:] > 0]
+
+
+def test_topic_born_at_the_top_slot_is_drawn_in_the_same_sweep():
+    """A birth at slot S (one past the highest occupied slot) must raise S at once, or the
+    later tokens of the sweep cannot draw the born topic (their loops stop at S): then every
+    topic born in a sweep ends it with one token. The enumeration sees that mutant only at TV
+    0.041-0.056 (its corpus has few births at the top), so this test pins it: here the born
+    topic gathers 11 of the word's 20 tokens (seed 0), and the mutant leaves each born topic
+    a singleton."""
+    sizes = _born_topic_sizes(hdp._hdp_sweep)
+    assert sizes.max() >= 5, f"born topic sizes {sizes}"
+    frozen_top = mutant(hdp._hdp_sweep, [
+        ("                    num_slots = max(num_slots, k_new + 1)\n", "")])
+    sizes = _born_topic_sizes(frozen_top)
+    assert len(sizes) > 0 and sizes.max() == 1, f"mutant: born topic sizes {sizes}"
