@@ -141,6 +141,12 @@ def _insert_sorted(active, num_active, slot):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _num_slots(active, num_active):
+    """S = 1 + the highest occupied slot (0 with none): the sweep's loops run over 0..S-1."""
+    return np.int64(active[num_active - 1]) + 1 if num_active > 0 else np.int64(0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _remove_sorted(active, num_active, slot):
     i = 0
     while active[i] != slot:
@@ -257,7 +263,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
     # S = num_slots, 1 + the highest occupied slot: a free slot below it weighs 0 (its n_dk
     # and beta_k are 0, its dab is set to 0 when it dies, its centred eta and so its table
     # entries stay within the bounds)
-    num_slots = np.int64(active[num_active - 1]) + 1 if num_active > 0 else 0
+    num_slots = _num_slots(active, num_active)
     inv_nk = np.empty(capacity)
     for k in range(capacity):
         inv_nk[k] = 1.0 / (n_k[k] + v_beta)
@@ -359,7 +365,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                     if used < rows:
                         for t in range(num_tasks):
                             row_cen[used, t] = cen_old[t]
-                        _fill_exp_row(table, inv_table, used, cen_old, cen, c, num_slots,
+                        _fill_exp_row(table, inv_table, used, row_cen[used], cen, c, num_slots,
                                       scratch)
                         row_old = used
                         row_of[k_old] = used
@@ -372,7 +378,7 @@ def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, ps
                 beta_w[k_old] = 0.0
                 num_active = _remove_sorted(active, num_active, k_old)
                 if k_old == num_slots - 1:
-                    num_slots = np.int64(active[num_active - 1]) + 1 if num_active > 0 else 0
+                    num_slots = _num_slots(active, num_active)
                 row_of[k_old] = -1
                 dab[k_old] = 0.0
                 for t in range(num_tasks):
