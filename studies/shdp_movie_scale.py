@@ -237,9 +237,11 @@ def figure(records, args, path):
                     color=f"C{i}", label=name)
     for i, name in enumerate(NONPARAMETRIC):
         by_fold = table.get((name, args.topics), {})
-        vals = [by_fold[f] for f in grid if f in by_fold]
-        if vals:
-            ax.axhline(np.mean(vals), color=f"C{i + 3}", linestyle="--", label=name)
+        folds = [f for f in grid if f in by_fold]
+        if folds:  # a method run on fewer folds says which
+            label = name if folds == grid else f"{name} (folds {', '.join(map(str, folds))})"
+            ax.axhline(np.mean([by_fold[f] for f in folds]), color=f"C{i + 3}", linestyle="--",
+                       label=label)
     ax.set_xlabel("K (parametric models)")
     ax.set_ylabel("test predictive R^2 (ma)")
     ax.set_title(f"movie-scale, mean over fold(s) {', '.join(map(str, grid))}")
