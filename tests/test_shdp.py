@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import exact_hdp
+import reference
 from mutants import mutant
 from topiczoo.kernels import hdp
 from topiczoo.kernels.gibbs import CorpusData
@@ -177,7 +178,7 @@ def test_enumeration_detects_mutants(alpha, gamma, options):
                          learn_gamma=False, num_sweeps=NUM_SWEEPS // 2, **options)
     tv = exact_hdp.total_variation(exact, partition_frequencies(z, partitions))
     print(f"mutant {options}: TV {tv:.4f}")
-    assert tv > 2 * TV_BOUND, f"a wrong rule went unnoticed (TV {tv:.4f})"
+    assert tv > 3 * TV_BOUND, f"a wrong rule went unnoticed (TV {tv:.4f})"
 
 
 @pytest.mark.parametrize("name", ["gaussian", "logistic-c3"])
@@ -203,7 +204,7 @@ def test_enumeration_detects_new_topic_weight_without_m(monkeypatch):
     z, _, _ = run_chains(data, response, learn_alpha=False, learn_gamma=False, num_aux=3,
                          num_sweeps=NUM_SWEEPS // 2)
     tv = exact_hdp.total_variation(exact, partition_frequencies(z, partitions))
-    assert tv > 2 * TV_BOUND, f"the mutant went unnoticed (TV {tv:.4f})"
+    assert tv > 3 * TV_BOUND, f"the mutant went unnoticed (TV {tv:.4f})"
 
 
 def test_enumeration_detects_free_slot_with_weight(monkeypatch):
@@ -716,11 +717,8 @@ def _born_topic_sizes(sweep):
     words = np.concatenate([1 + np.arange(5_000) % 9, np.zeros(20, int)]).astype(np.int32)
     offsets = np.array([0, 5_000, 5_020], np.int64)
     z = np.zeros(len(words), np.int32)
-    n_dk = np.zeros((2, capacity), np.int32)
-    n_dk[:, 0] = np.diff(offsets)
-    n_wk = np.zeros((vocab, capacity), np.int32)
-    np.add.at(n_wk, (words, z), 1)
-    n_k = n_dk.sum(0).astype(np.int32)
+    counted = reference.counts(z, words, offsets, vocab, capacity)
+    n_dk, n_wk, n_k = (a.astype(np.int32) for a in counted)
     beta_w = np.zeros(capacity)
     beta_w[0] = 0.5
     no_tasks = np.zeros((0, 2))
