@@ -15,6 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from topiczoo.compare import chains_text as _chains
 from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
 
 def _c_value(text: str):
@@ -77,11 +78,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
-
-
-def _chains(n: int) -> str:
-    """'1 chain', '4 chains'."""
-    return f"{n} chain{'s' if n != 1 else ''}"
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -582,11 +582,15 @@ def _occupied(row: dict) -> str:
     return "not recorded" if nonparametric(row["model"]) else ""
 
 
+def chains_text(n: int) -> str:
+    """'1 chain', '4 chains'."""
+    return f"{n} chain{'s' if n != 1 else ''}"
+
+
 def markdown_table(rows: list, grid: Grid) -> str:
     """The table as markdown, with notes on the nonparametric models' K and on the responses
     without a density."""
-    chains = f"{grid.chains} chain{'s' if grid.chains != 1 else ''}"
-    lines = [f"{chains} x {grid.iterations} iterations per cell, test chains "
+    lines = [f"{chains_text(grid.chains)} x {grid.iterations} iterations per cell, test chains "
              f"{grid.test_burnin} + {grid.test_draws} sweeps, strategy {grid.average}; "
              f"metric and held-out log predictive density per test document (lpd): mean (sd) "
              f"over seeds {grid.seeds}; training seconds and throughput: median over the seeds "
@@ -676,7 +680,8 @@ def _plots(rows: list, out: Path) -> list:
     written = []
     datas = sorted({r["data"] for r in rows})
     for stem, xkey, xlabel in (("metric_vs_topics", "topics", "number of topics K"),
-                               ("metric_vs_time", "train_seconds", "training seconds (median over seeds)")):
+                               ("metric_vs_time", "train_seconds",
+                                "training seconds (median over seeds)")):
         fig, axes = plt.subplots(1, len(datas), figsize=(5.5 * len(datas), 4), squeeze=False)
         for ax, data in zip(axes[0], datas):
             here = [r for r in rows if r["data"] == data]
