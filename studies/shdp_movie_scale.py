@@ -148,11 +148,11 @@ def markdown(records, args, wall) -> str:
              "Figure 2c, 5-fold protocol)", "",
              f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
              f"Wall time {wall / 60:.1f} min on a 2-core machine shared with other work.", "",
-             f"Sizing (chosen to fit the machine's time): {args.chains} chains x {args.iterations} "
-             f"iterations ({default_sizing(args.iterations)}), test chains {args.test_burnin} burn-in + "
-             f"{args.test_draws} kept sweeps, strategy ma, seed {args.seed}. The sHDP family "
-             f"ran on folds {', '.join(map(str, args.folds))} of 5; the parametric K grid on "
-             f"folds {', '.join(map(str, args.grid_folds))} only."
+             f"Sizing (chosen to fit the machine's time): {args.chains} chains x "
+             f"{args.iterations} iterations ({default_sizing(args.iterations)}), test chains "
+             f"{args.test_burnin} burn-in + {args.test_draws} kept sweeps, strategy ma, seed "
+             f"{args.seed}. The sHDP family ran on folds {', '.join(map(str, args.folds))} "
+             f"of 5; the parametric K grid on folds {', '.join(map(str, args.grid_folds))} only."
              + ("" if getattr(args, "preprocessing", "shdp") == "shdp" else
                 f" Preprocessing `{args.preprocessing}` (not the paper's): V = 5,000, ratings "
                 "in [0, 1]."), "",
