@@ -144,6 +144,7 @@ def markdown(records, args, wall) -> str:
     table = summary(records, args)
     folds = sorted({r["fold"] for r in records})
     diagnosis = os.path.relpath(RESULTS / "shdp_movie_scale_diagnose.md", Path(args.out).resolve())
+    papers = args.preprocessing == "shdp"
     lines = ["# sHDP on movie-scale: cross-validated predictive R^2 (the sHDP paper's "
              "Figure 2c, 5-fold protocol)", "",
              f"Command: `{command_line(__file__) if not args.replot else args.command}`. "
@@ -153,7 +154,7 @@ def markdown(records, args, wall) -> str:
              f"{args.test_burnin} burn-in + {args.test_draws} kept sweeps, strategy ma, seed "
              f"{args.seed}. The sHDP family ran on folds {', '.join(map(str, args.folds))} "
              f"of 5; the parametric K grid on folds {', '.join(map(str, args.grid_folds))} only."
-             + ("" if getattr(args, "preprocessing", "shdp") == "shdp" else
+             + ("" if papers else
                 f" Preprocessing `{args.preprocessing}` (not the paper's): V = 5,000, ratings "
                 "in [0, 1]."), "",
              "Settings: sHDP initial topics "
@@ -179,7 +180,6 @@ def markdown(records, args, wall) -> str:
         lines.append(f"| {name} | {label} | " + " | ".join(cells)
                      + f" | {m:.4f} ({s:.4f}) | " + (f"{np.mean(grid):.4f}" if grid else "")
                      + " |")
-    papers = getattr(args, "preprocessing", "shdp") == "shdp"
     lines += ["", "## Done-when targets (as measured)", ""]
     if not papers:
         lines += ["The issue's targets are on the paper's preprocessing; these are the same "
@@ -261,8 +261,8 @@ def figure(records, args, path):
         ax.set_ylim(min(values) - 0.02, max(values) + 0.02)
     ax.set_xlabel("K (parametric models)")
     ax.set_ylabel("test predictive R^2 (ma)")
-    prep = getattr(args, "preprocessing", "shdp")
-    ax.set_title(f"movie-scale{'' if prep == 'shdp' else f' ({prep} preprocessing)'}, "
+    prep = "" if args.preprocessing == "shdp" else f" ({args.preprocessing} preprocessing)"
+    ax.set_title(f"movie-scale{prep}, "
                  f"mean over fold(s) {', '.join(map(str, grid))}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
