@@ -16,6 +16,10 @@ so a single eta update and a single topic sampler serve every model. A response 
 * and its numpyro statement for the generative declarations in ``topiczoo.models``
   (``declare``).
 
+The regression responses can take a setting relative to the spread of the responses they fit
+(``relative=True``: the Gaussian's s2 per variance, the epsilon-insensitive c per standard
+deviation); ``in_force`` then says the value it took in response units.
+
 How labels are validated, turned into tasks and how a score becomes a prediction is the
 task's (``topiczoo.models.tasks``), not the response's.
 
@@ -211,15 +215,34 @@ class _Regressor(Response):
         return _as_tasks(y)
 
 
+def _require_varying(y, what: str, meaning: str):
+    """ValueError unless every task's responses in ``y`` [T, D] vary (a setting relative to
+    their spread needs a spread)."""
+    if y.shape[-1] and np.any(np.var(y, axis=-1) <= 0):
+        raise ValueError(f"a relative {what} ({meaning}) needs responses that vary; give an "
+                         f"absolute {what}")
+
+
+def _per_task(value):
+    """A per-task constant ([T, 1] array or a float) as a float (one task) or a list."""
+    value = np.asarray(value, np.float64).ravel()
+    return float(value[0]) if value.size == 1 else value.tolist()
+
+
 @dataclass(frozen=True)
 class EpsilonInsensitive(_Regressor):
     """Gibbs MedLDA regression: pseudo-likelihood exp(-2 c max(0, |y - omega| - eps)).
 
-    Augmentation state [T, D, 2]: (1/lambda, 1/mu), each inverse Gaussian (JMLR section 5.1).
+    ``eps`` is in response units. ``relative=True``: ``c`` is per standard deviation of the
+    responses the model fits (per task, over the training documents): the cost in force is
+    ``c / sd(y_t)`` (:meth:`cost`), so the loss ``c |y - omega| / sd`` means the same on any
+    rating scale. Augmentation state [T, D, 2]: (1/lambda, 1/mu), each inverse Gaussian (JMLR
+    section 5.1).
     """
 
     c: float = 1.0
     eps: float = 1e-3
+    relative: bool = False
     name = "epsilon_insensitive"
 
     def __post_init__(self):
@@ -228,22 +251,44 @@ class EpsilonInsensitive(_Regressor):
         if not (math.isfinite(eps) and eps >= 0):
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
         object.__setattr__(self, "eps", eps)
+        object.__setattr__(self, "relative", flag("relative", self.relative))
+
+    def encode(self, y) -> np.ndarray:
+        """Real responses [D] or [T, D] -> float32 [T, D] (a relative c needs them to vary)."""
+        y = _as_tasks(y)
+        if self.relative:
+            _require_varying(y, "c", "per standard deviation of the responses")
+        return y
+
+    def cost(self, y):
+        """The c in force for responses ``y`` [T, D]: ``c`` itself (a float), or ``c / sd(y_t)``
+        [T, 1] when ``relative`` (per unit of response)."""
+        if not self.relative:
+            return self.c
+        return self.c / jnp.std(jnp.asarray(y, jnp.float32), axis=-1, keepdims=True)
+
+    def in_force(self, y) -> dict:
+        """A relative c's value in response units for responses ``y`` [T, D] (``{"c_in_force":
+        float or list per task}``); ``{}`` when c is absolute."""
+        return {"c_in_force": _per_task(self.cost(y))} if self.relative else {}
 
     def init_augmentation(self, y):
         return jnp.ones(y.shape + (2,), y.dtype)
 
     def draw_augmentation(self, key, y, omega, augmentation):
         k1, k2 = jax.random.split(key)
-        return jnp.stack([_draw_inverse_margin(k1, self.c, y - omega - self.eps),
-                          _draw_inverse_margin(k2, self.c, omega - y - self.eps)], axis=-1)
+        c = self.cost(y)
+        return jnp.stack([_draw_inverse_margin(k1, c, y - omega - self.eps),
+                          _draw_inverse_margin(k2, c, omega - y - self.eps)], axis=-1)
 
     def gaussian_form(self, y, augmentation):
-        c2 = self.c * self.c
+        c = self.cost(y)
+        c2 = c * c
         g1, g2 = augmentation[..., 0], augmentation[..., 1]
         return c2 * ((y - self.eps) * g1 + (y + self.eps) * g2), c2 * (g1 + g2)
 
     def log_pseudo_likelihood(self, y, omega):
-        return -2.0 * self.c * jnp.maximum(0.0, jnp.abs(y - omega) - self.eps)
+        return -2.0 * self.cost(y) * jnp.maximum(0.0, jnp.abs(y - omega) - self.eps)
 
     def declare(self, omega, y):
         return _declare_factor(self.log_pseudo_likelihood, omega, y, "epsilon-insensitive")
@@ -277,10 +322,14 @@ class Gaussian(_Regressor):
     def encode(self, y) -> np.ndarray:
         """Real responses [D] or [T, D] -> float32 [T, D] (a relative s2 needs them to vary)."""
         y = _as_tasks(y)
-        if self.relative and y.shape[-1] and np.any(np.var(y, axis=-1) <= 0):
-            raise ValueError("a relative s2 (a multiple of the responses' variance) needs "
-                             "responses that vary; give an absolute s2")
+        if self.relative:
+            _require_varying(y, "s2", "a multiple of the responses' variance")
         return y
+
+    def in_force(self, y) -> dict:
+        """A relative s2's value in response units for responses ``y`` [T, D]
+        (``{"noise_variance": float or list per task}``); ``{}`` when s2 is absolute."""
+        return {"noise_variance": _per_task(self.noise_variance(y))} if self.relative else {}
 
     def noise_variance(self, y):
         """The fixed (or start) s2 for responses ``y`` [T, D]: ``s2`` itself, or ``s2 *

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import arviz as az
+import numpy as np
 import pytest
 
 from topiczoo import cli
@@ -249,10 +250,12 @@ def test_the_command_exits_at_once_after_ctrl_c(monkeypatch):
     assert normal.value.code == 2 and exits == [130]
 
 
-def test_a_relative_noise_variance_is_reported_in_response_units(tmp_path):
-    """shdp-gaussian's default s2 is 1/4 of var(y): summary.json says the value it took."""
-    import numpy as np
-
+@pytest.mark.parametrize("model, setting, in_force", [
+    ("shdp-gaussian", ("s2", 0.25), ("noise_variance", lambda y: 0.25 * np.var(y))),
+    ("shdp-regression", ("c", 3.0), ("c_in_force", lambda y: 3.0 / np.std(y)))])
+def test_a_relative_setting_is_reported_in_response_units(tmp_path, model, setting, in_force):
+    """shdp-gaussian's default s2 is 1/4 of var(y), shdp-regression's c 3 per sd(y):
+    summary.json says the value each took."""
     from topiczoo import load_dataset
 
     try:
@@ -260,12 +263,12 @@ def test_a_relative_noise_variance_is_reported_in_response_units(tmp_path):
     except FileNotFoundError as err:
         pytest.skip(f"movie-scale not found ({err})")
     out = tmp_path / "run"
-    assert main(["fit", "--model", "shdp-gaussian", "--data", "movie-scale", "--topics", "3",
+    assert main(["fit", "--model", model, "--data", "movie-scale", "--topics", "3",
                  "--chains", "1", "--iterations", "4", "--snapshots", "1", "--test-burnin", "1",
                  "--test-draws", "1", "--quiet", "--out", str(out)]) == 0
     hyper = json.loads((out / "summary.json").read_text())["hyperparameters"]
-    assert hyper["s2"] == 0.25 and hyper["relative"] is True
-    assert hyper["noise_variance"] == pytest.approx(0.25 * np.var(train.labels), rel=1e-5)
+    assert hyper[setting[0]] == setting[1] and hyper["relative"] is True
+    assert hyper[in_force[0]] == pytest.approx(in_force[1](train.labels), rel=1e-5)
 
 
 def _twenty_class_data(monkeypatch):

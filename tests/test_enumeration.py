@@ -256,6 +256,25 @@ def test_enumeration_detects_wrong_regression_conditional():
     assert tv > 2 * TV_BOUND, f"a wrong conditional went unnoticed (TV {tv:.4f})"
 
 
+def test_relative_cost_samples_the_posterior_of_its_value_in_force():
+    # EpsilonInsensitive(relative=True) reads c per standard deviation of the responses. On the
+    # eps problem in other units (responses, eps / 8, nu2 / 64, c x 8: the same posterior of Z),
+    # c = 24 sd(y) of them must sample that posterior, which is far from the posterior at
+    # c = 24 sd(y) taken as absolute (a relative flag ignored)
+    problem = PROBLEMS["eps-insensitive-c3"]
+    scaled = problem.with_(labels=tuple(y / 8 for y in problem.labels), eps=problem.eps / 8,
+                           nu2=problem.nu2 / 64, c=problem.c * 8)
+    assert total_variation(_exact(problem), _exact(scaled)) < 1e-9
+    per_sd = scaled.c * float(np.std(np.asarray(scaled.labels, np.float32)))
+    ignored = total_variation(_exact(scaled), _exact(scaled.with_(c=per_sd)))
+    assert ignored > POWER * TV_BOUND, f"the relative flag ignored is too near (TV {ignored:.4f})"
+    relative = replace(model_of(scaled),
+                       response=EpsilonInsensitive(per_sd, scaled.eps, relative=True))
+    tv = total_variation(_exact(scaled), _frequencies(scaled, relative))
+    print(f"relative c: TV {tv:.4f}; the c = {per_sd:.2f} posterior at TV {ignored:.4f}")
+    assert tv < TV_BOUND, f"TV {tv:.4f} between sampled and exact posterior of Z"
+
+
 class _FirstTaskAugmentation:
     """A bug once missed by the multi-task tests: every task uses the first task's
     augmentation variable. Its draw ignores the other tasks' scores, so no model has this

@@ -74,3 +74,40 @@ def test_relative_s2_needs_responses_that_vary():
                   labels=np.full(corpus.num_docs, 0.5))
     with pytest.raises(ValueError, match="vary"):
         fit(shdp_gaussian(2), flat, num_chains=1, num_iterations=2, progress=False)
+
+
+def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw():
+    # the default shdp-regression's c is C_PER_SD / sd(y): with the responses doubled (and eps
+    # doubled, nu2 quadrupled: eta doubles) every product the chain forms is the same, so the
+    # topics, the concentrations and the loss are drawn bit for bit alike and eta doubles. An
+    # absolute c (the same number on both scales) changes the draws.
+    from topiczoo.models.responses import EpsilonInsensitive
+    from topiczoo.models.shdp import C_PER_SD, shdp_regression
+
+    corpus = _corpus()
+
+    def run(scale, model):
+        labels = scale * corpus.labels
+        return fit(model, Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                                 labels=labels), **KW)
+
+    default = shdp_regression(2, eps=0.05, nu2=1.0)
+    assert default.response == EpsilonInsensitive(C_PER_SD, 0.05, relative=True)
+    one, two = run(1.0, default), run(2.0, shdp_regression(2, eps=0.1, nu2=4.0))
+    for name in ("log_likelihood", "num_topics", "alpha", "gamma", "train_loss"):
+        np.testing.assert_array_equal(one.draws[name], two.draws[name], err_msg=name)
+    np.testing.assert_array_equal(one.state.state.z, two.state.state.z)
+    np.testing.assert_array_equal(2 * one.state.state.eta, two.state.state.eta)
+    absolute = run(2.0, shdp_regression(2, c=C_PER_SD / np.std(corpus.labels), eps=0.1,
+                                        nu2=4.0))
+    assert not np.array_equal(one.draws["log_likelihood"], absolute.draws["log_likelihood"])
+
+
+def test_relative_cost_needs_responses_that_vary():
+    from topiczoo.models.shdp import shdp_regression
+
+    corpus = _corpus()
+    flat = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
+                  labels=np.full(corpus.num_docs, 0.5))
+    with pytest.raises(ValueError, match="relative c .*vary"):
+        fit(shdp_regression(2), flat, num_chains=1, num_iterations=2, progress=False)

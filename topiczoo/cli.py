@@ -463,11 +463,8 @@ def run_fit(args) -> dict:
         "train_tokens": train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
     }
     response = result.model.response if result is not None else None
-    if getattr(response, "relative", False):  # s2 a multiple of var(y): say the value it took
-        import numpy as np
-
-        s2 = np.asarray(response.noise_variance(result.task.to_tasks(train.labels))).ravel()
-        summary["hyperparameters"]["noise_variance"] = float(s2[0]) if s2.size == 1 else s2.tolist()
+    if hasattr(response, "in_force"):  # a setting relative to the responses: its value in units
+        summary["hyperparameters"].update(response.in_force(result.task.to_tasks(train.labels)))
     if result is not None and result.convergence:
         check = result.convergence
         summary["until_rhat"] = {"converged": check["converged"], "worst": check["worst"],
