@@ -81,6 +81,8 @@ def candidates(var_y: float) -> dict:
         "shdp-regression c=8": ("shdp-regression", 10, {"c": 8.0, "eps": 1e-3}, 10),
         "shdp-regression c=64": ("shdp-regression", 10, {"c": 64.0, "eps": 1e-3}, 10),
         "shdp-regression c=4": ("shdp-regression", 10, {"c": 4.0, "eps": 1e-3}, 10),
+        "shdp-regression c=8 eps=0.03": ("shdp-regression", 10, {"c": 8.0, "eps": 0.03}, 10),
+        "shdp-regression c=8 eps=0.1": ("shdp-regression", 10, {"c": 8.0, "eps": 0.1}, 10),
         "shdp-regression c=1 (factory default)": ("shdp-regression", 10,
                                                   {"c": 1.0, "eps": 1e-3}, 10),
     }

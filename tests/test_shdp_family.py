@@ -8,7 +8,7 @@ import pytest
 
 from chains import small_corpus
 from topiczoo import Corpus, fit
-from topiczoo.models.shdp import shdp_gaussian
+from topiczoo.models.shdp import C_PER_SD, shdp_gaussian, shdp_regression
 
 
 def _corpus():
@@ -68,12 +68,14 @@ def test_default_gaussian_s2_is_a_quarter_of_the_training_variance():
                                    S2_FRACTION * np.var(labels), rtol=1e-5)
 
 
-def test_relative_s2_needs_responses_that_vary():
+@pytest.mark.parametrize("setting, model", [("s2", shdp_gaussian), ("c", shdp_regression)])
+def test_a_relative_setting_needs_responses_that_vary(setting, model):
+    # the defaults of both: s2 a quarter of var(y), c 3 per sd(y)
     corpus = _corpus()
     flat = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
                   labels=np.full(corpus.num_docs, 0.5))
-    with pytest.raises(ValueError, match="vary"):
-        fit(shdp_gaussian(2), flat, num_chains=1, num_iterations=2, progress=False)
+    with pytest.raises(ValueError, match=f"relative {setting} .*vary"):
+        fit(model(2), flat, num_chains=1, num_iterations=2, progress=False)
 
 
 def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw():
@@ -82,7 +84,6 @@ def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw(
     # topics, the concentrations and the loss are drawn bit for bit alike and eta doubles. An
     # absolute c (the same number on both scales) changes the draws.
     from topiczoo.models.responses import EpsilonInsensitive
-    from topiczoo.models.shdp import C_PER_SD, shdp_regression
 
     corpus = _corpus()
 
@@ -101,13 +102,3 @@ def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw(
     absolute = run(2.0, shdp_regression(2, c=C_PER_SD / np.std(corpus.labels), eps=0.1,
                                         nu2=4.0))
     assert not np.array_equal(one.draws["log_likelihood"], absolute.draws["log_likelihood"])
-
-
-def test_relative_cost_needs_responses_that_vary():
-    from topiczoo.models.shdp import shdp_regression
-
-    corpus = _corpus()
-    flat = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
-                  labels=np.full(corpus.num_docs, 0.5))
-    with pytest.raises(ValueError, match="relative c .*vary"):
-        fit(shdp_regression(2), flat, num_chains=1, num_iterations=2, progress=False)
