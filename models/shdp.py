@@ -302,8 +302,9 @@ def shdp_regression(num_topics: int = 10, *, c: float | None = None, eps: float 
     validation split of its training documents, 2 chains x 1,000 iterations, log ratings of
     sd 0.34) c = 4, 8, 16 gave validation predictive R^2 0.367, 0.406, 0.390, and c = 1, a
     fixed default, 0.15 (at 100 iterations); c = 8 is 2.7 / sd. Carried to the default
-    preprocessing (ratings of sd 0.18, c = 16) it gave 0.543 over four folds, against 0.53 for
-    MedLDA regression at its best c. eps: the insensitivity, in response units.
+    preprocessing (ratings of sd 0.18, c = 16) it gave 0.534 over five folds, against
+    0.518-0.521 for MedLDA regression at its best c (``studies/README.md``). eps: the
+    insensitivity, in response units.
     """
     from topiczoo.models.responses import EpsilonInsensitive
 

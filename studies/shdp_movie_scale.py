@@ -152,8 +152,9 @@ def markdown(records, args, wall) -> str:
              f"Sizing (chosen to fit the machine's time): {args.chains} chains x "
              f"{args.iterations} iterations ({default_sizing(args.iterations)}), test chains "
              f"{args.test_burnin} burn-in + {args.test_draws} kept sweeps, strategy ma, seed "
-             f"{args.seed}. The sHDP family ran on folds {', '.join(map(str, args.folds))} "
-             f"of 5; the parametric K grid on folds {', '.join(map(str, args.grid_folds))} only."
+             f"{args.seed}. The sHDP family ran on folds {', '.join(map(str, args.folds))}"
+             + (f" of 5; the parametric K grid on folds {', '.join(map(str, args.grid_folds))} "
+                "only." if set(PARAMETRIC) & set(args.methods) else " of 5.")
              + ("" if papers else
                 f" Preprocessing `{args.preprocessing}` (not the paper's): V = 5,000, ratings "
                 "in [0, 1]."), "",
@@ -238,10 +239,9 @@ def targets(table, args) -> list:
     return out
 
 
-def figure(records, args, path):
-    plt = pyplot()
-    table = summary(records, args)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+def _r2_against_k(ax, table, args):
+    """Left panel: the parametric models' R^2 against K, the sHDP family's as lines (means over
+    the grid folds)."""
     grid = list(args.grid_folds)
     ax.set_xlim(min(args.grid) - 2, max(args.grid) + 2)  # the K grid's range, drawn or not
     for i, name in enumerate(PARAMETRIC):
@@ -260,10 +260,37 @@ def figure(records, args, path):
     if values:  # lines alone (axhline) do not scale the axis
         ax.set_ylim(min(values) - 0.02, max(values) + 0.02)
     ax.set_xlabel("K (parametric models)")
-    ax.set_ylabel("test predictive R^2 (ma)")
-    prep = "" if args.preprocessing == "shdp" else f" ({args.preprocessing} preprocessing)"
-    ax.set_title(f"movie-scale{prep}, "
+    ax.set_title(f"movie-scale{_preprocessing(args)}, "
                  f"mean over fold(s) {', '.join(map(str, grid))}")
+
+
+def _r2_by_fold(ax, table, args):
+    """Left panel of a run with the sHDP family alone: R^2 per fold, each method's mean dashed."""
+    for i, name in enumerate(NONPARAMETRIC):
+        by_fold = table.get((name, args.topics), {})
+        if by_fold:
+            folds = sorted(by_fold)
+            ax.plot(folds, [by_fold[f] for f in folds], "o", color=f"C{i + 3}", label=name)
+            ax.axhline(np.mean(list(by_fold.values())), color=f"C{i + 3}", linestyle="--",
+                       linewidth=1, label=f"{name}, mean")
+    ax.set_xticks(list(args.folds))
+    ax.set_xlabel("fold")
+    ax.set_title(f"movie-scale{_preprocessing(args)}, per fold")
+
+
+def _preprocessing(args) -> str:
+    return "" if args.preprocessing == "shdp" else f" ({args.preprocessing} preprocessing)"
+
+
+def figure(records, args, path):
+    plt = pyplot()
+    table = summary(records, args)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    if set(PARAMETRIC) & set(args.methods):
+        _r2_against_k(ax, table, args)
+    else:
+        _r2_by_fold(ax, table, args)
+    ax.set_ylabel("test predictive R^2 (ma)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     styles = {"shdp-gaussian": "-", "shdp-regression": "--", "hdp-glm": ":"}
