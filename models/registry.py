@@ -81,6 +81,20 @@ class ModelEntry:
             kwargs["num_classes"] = corpus.num_classes
         return self.factory(num_topics, **kwargs)
 
+    def hyperparameters(self, num_topics: int, corpus=None, **options) -> dict:
+        """The settings a fit of this entry runs with, as flat JSON-able facts: the built
+        model's ``describe()`` without its name and K and, for a setting relative to the
+        responses (``relative=True``: the sHDP's default s2 and c), its value in response units
+        on ``corpus``'s labels (the response's ``in_force``: ``noise_variance``,
+        ``c_in_force``)."""
+        model = self.build(num_topics, corpus, **options)
+        out = {k: v for k, v in model.describe().items() if k not in ("model", "num_topics")}
+        response = getattr(model, "response", None)
+        if getattr(response, "relative", False) and corpus is not None:
+            task = model.task_of(corpus)
+            out.update(response.in_force(response.encode(task.to_tasks(corpus.labels))))
+        return out
+
     def check_sampler(self, num_topics: int, sampler: str, **options) -> str:
         """The canonical name of ``sampler`` for the model :meth:`build` makes, or the
         ValueError of a bad one, naming this entry when its topic model has another name

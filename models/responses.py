@@ -224,9 +224,10 @@ def _require_varying(y, what: str, meaning: str):
 
 
 def _per_task(value):
-    """A per-task constant ([T, 1] array or a float) as a float (one task) or a list."""
-    value = np.asarray(value, np.float64).ravel()
-    return float(value[0]) if value.size == 1 else value.tolist()
+    """A per-task constant ([T, 1] float32 array or a float) as a float (one task) or a list,
+    to float32's 7 significant digits."""
+    value = [float(f"{v:.7g}") for v in np.asarray(value, np.float64).ravel()]
+    return value[0] if len(value) == 1 else value
 
 
 @dataclass(frozen=True)
@@ -328,8 +329,12 @@ class Gaussian(_Regressor):
 
     def in_force(self, y) -> dict:
         """A relative s2's value in response units for responses ``y`` [T, D]
-        (``{"noise_variance": float or list per task}``); ``{}`` when s2 is absolute."""
-        return {"noise_variance": _per_task(self.noise_variance(y))} if self.relative else {}
+        (``{"noise_variance": float or list per task}``, or ``"noise_variance_start"`` when
+        ``learn_s2``: the draws then say what it became); ``{}`` when s2 is absolute."""
+        if not self.relative:
+            return {}
+        key = "noise_variance_start" if self.learn_s2 else "noise_variance"
+        return {key: _per_task(self.noise_variance(y))}
 
     def noise_variance(self, y):
         """The fixed (or start) s2 for responses ``y`` [T, D]: ``s2`` itself, or ``s2 *

@@ -510,3 +510,41 @@ def test_samplers_in_the_model_list_are_checked(tmp_path, capsys, argv, message)
     assert main(["compare", "--data", "bbc", "--topics", "2", "--out",
                  str(tmp_path / "x")] + argv) == 2
     assert message in capsys.readouterr().err
+
+
+def _ratings(seed=0, num_docs=24):
+    """The two-topic corpus of :func:`_synthetic` with real responses (ratings)."""
+    data = _synthetic(seed, num_docs)
+    rng = np.random.default_rng(seed + 1)
+    ratings = [Corpus(part.words, part.doc_offsets, part.vocabulary,
+                      labels=part.labels + rng.normal(0.0, 0.3, part.num_docs))
+               for part in (data.train, data.test)]
+    return DataSet("movie-scale", *ratings, "regression", ("rating",), 0, "synthetic")
+
+
+def test_cells_say_the_settings_in_force_and_refuse_a_changed_default(tmp_path, monkeypatch,
+                                                                      capsys):
+    """A cell stores its model's settings (a relative c with its value on the data: the table
+    lists them) and every option as run, so that a cell made under another default (the
+    sHDP's c was a fixed 1 once) is refused, not shown as this grid's."""
+    monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: _ratings())
+    out = tmp_path / "grid"
+    argv = (["compare", "--data", "movie-scale", "--models", "shdp-regression,medlda-regression"]
+            + GRID[5:8] + ["0"] + GRID[9:] + ["--out", str(out)])
+    assert main(argv) == 0
+    cell = json.loads((out / "cells" / "movie-scale__shdp-regression__K2__seed0.json")
+                      .read_text())
+    assert cell["options_in_force"]["c"] is None and cell["hyperparameters"]["relative"] is True
+    train_sd = float(np.std(_ratings().train.labels))
+    assert cell["hyperparameters"]["c_in_force"] == pytest.approx(3.0 / train_sd, rel=1e-5)
+    medlda = json.loads((out / "cells" / "movie-scale__medlda-regression__K2__seed0.json")
+                        .read_text())
+    assert medlda["hyperparameters"]["c"] == 1.0 and "c_in_force" not in medlda["hyperparameters"]
+    table = (out / "table.md").read_text()
+    assert "- movie-scale, shdp-regression: " in table and "c_in_force = " in table
+    # the same cell as an older default would have written it
+    cell["options_in_force"]["c"] = 1.0
+    (out / "cells" / "movie-scale__shdp-regression__K2__seed0.json").write_text(json.dumps(cell))
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "a default changed since" in capsys.readouterr().err

@@ -102,3 +102,21 @@ def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw(
     absolute = run(2.0, shdp_regression(2, c=C_PER_SD / np.std(corpus.labels), eps=0.1,
                                         nu2=4.0))
     assert not np.array_equal(one.draws["log_likelihood"], absolute.draws["log_likelihood"])
+
+
+def test_the_registry_says_a_relative_setting_in_response_units():
+    # what summary.json and compare's cells record: the value in force on the training
+    # responses, and for a learned s2 only its start (the draws say what it became)
+    from topiczoo.models import REGISTRY
+
+    corpus = _corpus()
+    labels = np.asarray(corpus.labels, np.float32)
+    facts = REGISTRY["shdp-regression"].hyperparameters(3, corpus)
+    assert facts["c"] == C_PER_SD and facts["relative"] is True
+    assert facts["c_in_force"] == pytest.approx(C_PER_SD / np.std(labels), rel=1e-6)
+    assert "c_in_force" not in REGISTRY["shdp-regression"].hyperparameters(3, corpus, c=2.0)
+    fixed = REGISTRY["shdp-gaussian"].hyperparameters(3, corpus)
+    assert fixed["noise_variance"] == pytest.approx(0.25 * np.var(labels), rel=1e-6)
+    learned = REGISTRY["shdp-gaussian"].hyperparameters(3, corpus, learn_s2=True)
+    assert "noise_variance" not in learned
+    assert learned["noise_variance_start"] == pytest.approx(0.25 * np.var(labels), rel=1e-6)

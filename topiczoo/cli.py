@@ -39,7 +39,9 @@ def _c_grid(text: str) -> tuple:
 # option -> (type, help); the defaults are each model's own (read from the registry)
 _OPTION_HELP = {
     "c": (_c_value, "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
-                    "on the training set (see --c-grid, --cv-folds)"),
+                    "on the training set (see --c-grid, --cv-folds); a number is absolute "
+                    "(1 / response units for regression); shdp-regression's None: 3 per "
+                    "standard deviation of the training responses; shdp-map's None: 1"),
     "ell": (float, "hinge margin"),
     "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
     "s2": (float, "noise variance of the Gaussian response (its start value when learned; "
@@ -52,7 +54,7 @@ _OPTION_HELP = {
     "gamma": (float, "hdp and shdp-*: the top-level DP concentration, its start value (drawn "
                      "every sweep)"),
     "beta": (float, "Dirichlet parameter of each topic's word distribution"),
-    "nu2": (float, "prior variance of eta"),
+    "nu2": (float, "prior variance of eta (regression: in squared response units)"),
     "center": (None, "fit y - mean(y_train), add the mean back to predictions"),
 }
 #: the files a run writes into --out; a new (not resumed) run removes the previous ones
@@ -452,9 +454,7 @@ def run_fit(args) -> dict:
         "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
         "snapshots": len(result.snapshots) if result else args.snapshots,
-        "hyperparameters": {k: v for k, v in entry.build(args.topics, corpus=train,
-                                                         **options).describe().items()
-                            if k not in ("model", "num_topics")},
+        "hyperparameters": entry.hyperparameters(args.topics, train, **options),
         **{("test_" + k if k == "accuracy" else k): v
            for k, v in metrics.get(average, {}).items()},
         "average": average, "test_metrics_by_strategy": metrics,
@@ -462,9 +462,6 @@ def run_fit(args) -> dict:
         "token_iterations_per_second": run.token_iterations_per_second,
         "train_tokens": train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
     }
-    response = result.model.response if result is not None else None
-    if hasattr(response, "in_force"):  # a setting relative to the responses: its value in units
-        summary["hyperparameters"].update(response.in_force(result.task.to_tasks(train.labels)))
     if result is not None and result.convergence:
         check = result.convergence
         summary["until_rhat"] = {"converged": check["converged"], "worst": check["worst"],

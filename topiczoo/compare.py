@@ -213,6 +213,13 @@ class Grid:
                     "sampler": self.sampler(model)}
         return normal_settings(name, settings)
 
+    def options_in_force(self, model: str) -> dict:
+        """Every option of an entry of ``models`` as its cells run it: the registry's defaults
+        updated by the grid's (stored in each cell, so that a default changed between versions
+        is not mistaken for the same settings)."""
+        name = self.model_name(model)
+        return {**REGISTRY[name].options(), **self.options.get(name, {})}
+
     def cells(self) -> list:
         """The cells ``(data, model, K, seed)`` in run order (seeds innermost)."""
         return [(d, m, k, s) for d in self.data for m in self.models for k in self.topics
@@ -401,8 +408,9 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
 
     entry = REGISTRY[grid.model_name(model)]
     train, test = dataset.train, dataset.test
+    options = grid.options.get(entry.name, {})
     run = fit_and_predict(
-        entry, topics, train, test, options=grid.options.get(entry.name, {}),
+        entry, topics, train, test, options=options,
         fit_kwargs=dict(num_chains=grid.chains, num_iterations=grid.iterations,
                         num_burnin=grid.burnin, num_snapshots=grid.snapshots, seed=seed,
                         sampler=grid.sampler(model)),
@@ -414,7 +422,9 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
     metrics = by_strategy[grid.average]
     response = getattr(run.prediction.response, "name", None)
     cell = {"data": dataset.name, "model": model, "topics": topics, "seed": seed,
-            "settings": grid.settings(model), "task": run.prediction.task.kind,
+            "settings": grid.settings(model), "options_in_force": grid.options_in_force(model),
+            "hyperparameters": entry.hyperparameters(topics, train, **options),
+            "task": run.prediction.task.kind,
             "response": response, "metric": METRIC[run.prediction.task.kind],
             "average": grid.average, "value": metrics[METRIC[run.prediction.task.kind]],
             "metrics": metrics, "metrics_by_strategy": by_strategy,
@@ -459,6 +469,12 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
                 raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
                                  f"; this grid: {grid.settings(model)}); use another output "
                                  "folder or remove it")
+            in_force = stored.get("options_in_force")  # absent from cells of older versions
+            if in_force is not None and in_force != json.loads(
+                    json.dumps(grid.options_in_force(model))):
+                raise ValueError(f"{path} was run with the options {in_force}; this grid runs "
+                                 f"{grid.options_in_force(model)} (a default changed since?): "
+                                 "use another output folder or remove it")
             made_with = stored.get("average", previous)
             if "metrics_by_strategy" not in stored and made_with != grid.average:
                 raise ValueError(f"{path} holds the metric of strategy {made_with!r} only (a cell "
@@ -526,7 +542,10 @@ COLUMNS = ("data", "model", "sampler", "topics", "occupied_topics", "occupied_to
 
 def table_rows(grid: Grid, cells: dict) -> list:
     """One row per (data, model, K) with all its seeds finished: the columns of
-    :data:`COLUMNS` (``test_lpd`` None for responses without a density). ``model`` is the
+    :data:`COLUMNS` (``test_lpd`` None for responses without a density) and
+    ``hyperparameters`` (the first seed's cell's: the model's settings and the value in force of
+    a relative one, :meth:`ModelEntry.hyperparameters`; None for cells of older versions; not a
+    column of table.csv). ``model`` is the
     grid's entry (``medlda@light`` included), ``sampler`` the sampler spec its cells ran
     (``exact`` when they name none), ``topics`` the grid's K (the initial number of topics of a
     nonparametric model). The metric and ``test_lpd`` are mean and sd over the seeds (sd None
@@ -565,7 +584,8 @@ def table_rows(grid: Grid, cells: dict) -> list:
                         [c["token_iterations_per_second"] for c in group])),
                     "test_lpd": lpd_mean, "test_lpd_sd": lpd_sd,
                     "response": group[0]["response"]
-                    or TWO_STEP_RESPONSE.get(grid.model_name(model), "none")})
+                    or TWO_STEP_RESPONSE.get(grid.model_name(model), "none"),
+                    "hyperparameters": group[0].get("hyperparameters")})
     return rows
 
 
@@ -610,6 +630,19 @@ def markdown_table(rows: list, grid: Grid) -> str:
         lines += ["", f"{', '.join(growing)}: nonparametric, K is the initial number of "
                   "topics; occupied topics: those in use at the end of the run (the last draw "
                   "of the num_topics monitor), mean over chains and seeds (range over them)."]
+    settings = {}  # (data, model) -> the facts its rows share (alpha per topic varies with K)
+    for r in rows:
+        if r.get("hyperparameters"):
+            shared = settings.setdefault((r["data"], r["model"]), dict(r["hyperparameters"]))
+            for key in [k for k, v in shared.items() if r["hyperparameters"].get(k) != v]:
+                del shared[key]
+    if settings:  # what ran, so that models compared at other settings say so
+        lines += ["", "Settings of each model as run (a setting relative to the responses also "
+                  "gives its value on the data, in force):", ""]
+        lines += [f"- {data}, {model}: "
+                  + ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                              for k, v in facts.items())
+                  for (data, model), facts in settings.items()]
     pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
     if pseudo:
         lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
@@ -794,7 +827,7 @@ def write_outputs(grid: Grid, out) -> list:
     out = Path(out)
     rows = table_rows(grid, read_cells(grid, out))
     with open(out / "table.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     (out / "table.md").write_text(markdown_table(rows, grid))
