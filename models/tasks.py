@@ -61,7 +61,10 @@ class Task:
             kind = "multiclass"  # two classes are a multi-class problem too
         if kind not in kinds:
             hint = (" (view class ids as one 0/1 task per class with corpus.as_multilabel())"
-                    if have == "multiclass" and "multilabel" in kinds else "")
+                    if have == "multiclass" and "multilabel" in kinds
+                    else " (integer labels read as class ids; give ratings as floats, e.g. "
+                         "labels.astype(float), to fit them as real responses)"
+                    if have in ("multiclass", "binary") and "regression" in kinds else "")
             raise ValueError(f"this model takes {' or '.join(kinds)} labels; the corpus has "
                              f"{have} labels{hint}")
         labels = corpus.require_labels(kind, num_classes=num_classes)

@@ -54,6 +54,8 @@ def test_unknown_word_ids():
     (gslda_multitask(2, 3), [0.5, 1.0, 2.0], "takes multiclass labels; the corpus has regression"),
     (medlda_regression(2), [0.1, 0.2, np.nan], "non-finite rating at document 2"),
     (slda_gaussian(2), [0, 1, 1], "takes regression labels; the corpus has binary"),
+    (slda_gaussian(2), [3, 1, 2], r"corpus has multiclass labels \(integer labels read as class "
+                                  r"ids; give ratings as floats"),
 ])
 def test_labels_that_do_not_fit_the_model(model, labels, match):
     with pytest.raises(ValueError, match=match):
