@@ -256,10 +256,9 @@ def shdp_gaussian(num_topics: int = 10, *, s2: float | None = None, learn_s2: bo
     the topics for the first hundred sweeps (movie-scale fold 0, a validation split of its
     training documents, 1 chain x 100 iterations: validation predictive R^2 0.20, in-sample
     0.28, s2 still 0.079 at the end); fixed at var(y) / 4 the same run reaches 0.29 (in-sample
-    0.63); smaller fixed values
-    (/8 to /64) were no better (0.27-0.31) and grew more topics. On the test documents of
-    folds 0-1 (2 chains x 200 iterations) this default gives 0.406, against 0.246 for the
-    drawn s2 at 4 chains x 100 (``studies/results/shdp_movie_scale*.md``).
+    0.63); smaller fixed values (/8 to /64) were no better (0.27-0.31) and grew more topics. On
+    the test documents of folds 0-1 (2 chains x 200 iterations) this default gives 0.406,
+    against 0.246 for the drawn s2 at 4 chains x 100 (``studies/results/shdp_movie_scale*.md``).
     """
     from topiczoo.models.responses import Gaussian
 
@@ -304,12 +303,12 @@ def shdp_regression(num_topics: int = 10, *, c: float | None = None, eps: float 
     rating scale. ``eps`` (the insensitivity, response units) and ``nu2`` (eta's prior
     variance, squared response units) do not follow the scale: for responses far from the
     unit range (ratings x 1000), standardise them, or scale eps with sd(y) and nu2 with var(y).
-    Why 3: on movie-scale
-    (fold 0, a validation split of its training documents, 2 chains x 1,000 iterations, log
-    ratings of sd 0.34) c = 4, 8, 16 gave validation predictive R^2 0.367, 0.406, 0.390, and
-    c = 1, a fixed default, 0.15 (at 100 iterations); c = 8 is 2.7 / sd. Carried to the default
-    preprocessing (ratings of sd 0.18, c = 16) it gave 0.534 over five folds, against
-    0.518-0.521 for MedLDA regression at its best c (``studies/README.md``).
+    Why 3: on movie-scale (fold 0, a validation split of its training documents, 2 chains x
+    1,000 iterations, log ratings of sd 0.34) c = 4, 8, 16 gave validation predictive R^2
+    0.367, 0.406, 0.390, this default (c = 8.9) 0.410, and c = 1, the old fixed default, 0.15
+    (at 100 iterations); c = 8 is 2.7 / sd. Carried to the default preprocessing (ratings of
+    sd 0.18, c = 16) it gave 0.534 over five folds, against 0.518-0.521 for MedLDA regression
+    at its best c (``studies/README.md``).
     """
     from topiczoo.models.responses import EpsilonInsensitive
 

@@ -545,8 +545,8 @@ def table_rows(grid: Grid, cells: dict) -> list:
     :data:`COLUMNS` (``test_lpd`` None for responses without a density) and
     ``hyperparameters`` (the first seed's cell's: the model's settings and the value in force of
     a relative one, :meth:`ModelEntry.hyperparameters`; None for cells of older versions; not a
-    column of table.csv). ``model`` is the
-    grid's entry (``medlda@light`` included), ``sampler`` the sampler spec its cells ran
+    column of table.csv). ``model`` is the grid's entry (``medlda@light`` included),
+    ``sampler`` the sampler spec its cells ran
     (``exact`` when they name none), ``topics`` the grid's K (the initial number of topics of a
     nonparametric model). The metric and ``test_lpd`` are mean and sd over the seeds (sd None
     with one seed); ``train_seconds`` (seconds) and ``token_iterations_per_second`` the median
