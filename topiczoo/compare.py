@@ -541,20 +541,19 @@ COLUMNS = ("data", "model", "sampler", "topics", "occupied_topics", "occupied_to
 
 
 def table_rows(grid: Grid, cells: dict) -> list:
-    """One row per (data, model, K) with all its seeds finished: the columns of
-    :data:`COLUMNS` (``test_lpd`` None for responses without a density) and
-    ``hyperparameters`` (the first seed's cell's: the model's settings and the value in force of
-    a relative one, :meth:`ModelEntry.hyperparameters`; None for cells of older versions; not a
-    column of table.csv). ``model`` is the grid's entry (``medlda@light`` included),
-    ``sampler`` the sampler spec its cells ran
-    (``exact`` when they name none), ``topics`` the grid's K (the initial number of topics of a
-    nonparametric model). The metric and ``test_lpd`` are mean and sd over the seeds (sd None
-    with one seed); ``train_seconds`` (seconds) and ``token_iterations_per_second`` the median
-    over the seeds, since the first seed of a model and K in a process includes JAX's
-    compilation. ``occupied_topics``: for a nonparametric model, the number of occupied topics
-    at the end of the run, the mean over seeds of each cell's mean over chains;
-    ``occupied_topics_min`` / ``_max``: the range over every chain of every seed; all three
-    None for the parametric models, and for cells written before they were recorded."""
+    """One row per (data, model, K) with all its seeds finished: the columns of :data:`COLUMNS`
+    (``test_lpd`` None for responses without a density) and ``hyperparameters`` (the first seed's
+    cell's: the model's settings and the value in force of a relative one,
+    :meth:`ModelEntry.hyperparameters`; None for cells of older versions; not a column of
+    table.csv). ``model`` is the grid's entry (``medlda@light`` included), ``sampler`` the sampler
+    spec its cells ran (``exact`` when they name none), ``topics`` the grid's K (the initial number
+    of topics of a nonparametric model). The metric and ``test_lpd`` are mean and sd over the seeds
+    (sd None with one seed); ``train_seconds`` (seconds) and ``token_iterations_per_second`` the
+    median over the seeds, since the first seed of a model and K in a process includes JAX's
+    compilation. ``occupied_topics``: for a nonparametric model, the number of occupied topics at
+    the end of the run, the mean over seeds of each cell's mean over chains; ``occupied_topics_min``
+    / ``_max``: the range over every chain of every seed; all three None for the parametric models,
+    and for cells written before they were recorded."""
     rows = []
     for data in grid.data:
         for model in grid.models:
