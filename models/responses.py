@@ -210,17 +210,18 @@ class Hinge(Response):
 
 
 class _Regressor(Response):
+    #: the setting ``relative=True`` makes relative to the responses' spread, and how
+    _RELATIVE = ("", "")
+
     def encode(self, y) -> np.ndarray:
-        """Real responses [D] or [T, D] -> float32 [T, D]."""
-        return _as_tasks(y)
-
-
-def _require_varying(y, what: str, meaning: str):
-    """ValueError unless every task's responses in ``y`` [T, D] vary (a setting relative to
-    their spread needs a spread)."""
-    if y.shape[-1] and np.any(np.var(y, axis=-1) <= 0):
-        raise ValueError(f"a relative {what} ({meaning}) needs responses that vary; give an "
-                         f"absolute {what}")
+        """Real responses [D] or [T, D] -> float32 [T, D]; a relative setting needs every
+        task's responses to vary (ValueError otherwise)."""
+        y = _as_tasks(y)
+        if getattr(self, "relative", False) and y.shape[-1] and np.any(np.var(y, axis=-1) <= 0):
+            what, meaning = self._RELATIVE
+            raise ValueError(f"a relative {what} ({meaning}) needs responses that vary; give an "
+                             f"absolute {what}")
+        return y
 
 
 def _per_task(value):
@@ -245,6 +246,7 @@ class EpsilonInsensitive(_Regressor):
     eps: float = 1e-3
     relative: bool = False
     name = "epsilon_insensitive"
+    _RELATIVE = ("c", "per standard deviation of the responses")
 
     def __post_init__(self):
         object.__setattr__(self, "c", positive_number("c", self.c))
@@ -253,13 +255,6 @@ class EpsilonInsensitive(_Regressor):
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
         object.__setattr__(self, "eps", eps)
         object.__setattr__(self, "relative", flag("relative", self.relative))
-
-    def encode(self, y) -> np.ndarray:
-        """Real responses [D] or [T, D] -> float32 [T, D] (a relative c needs them to vary)."""
-        y = _as_tasks(y)
-        if self.relative:
-            _require_varying(y, "c", "per standard deviation of the responses")
-        return y
 
     def cost(self, y):
         """The c in force for responses ``y`` [T, D]: ``c`` itself (a float), or ``c / sd(y_t)``
@@ -313,19 +308,13 @@ class Gaussian(_Regressor):
     b0: float = 0.01
     relative: bool = False
     name = "gaussian"
+    _RELATIVE = ("s2", "a multiple of the responses' variance")
 
     def __post_init__(self):
         for name in ("s2", "a0", "b0"):
             object.__setattr__(self, name, positive_number(name, getattr(self, name)))
         object.__setattr__(self, "learn_s2", flag("learn_s2", self.learn_s2))
         object.__setattr__(self, "relative", flag("relative", self.relative))
-
-    def encode(self, y) -> np.ndarray:
-        """Real responses [D] or [T, D] -> float32 [T, D] (a relative s2 needs them to vary)."""
-        y = _as_tasks(y)
-        if self.relative:
-            _require_varying(y, "s2", "a multiple of the responses' variance")
-        return y
 
     def in_force(self, y) -> dict:
         """A relative s2's value in response units for responses ``y`` [T, D]
