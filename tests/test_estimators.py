@@ -220,6 +220,32 @@ def test_c_cv_in_the_estimator_refits_with_the_chosen_c():
     assert est.result_.model.response.c == est.c_ and est.get_params()["c"] == "cv"
 
 
+def test_shdp_regressor_with_the_epsilon_insensitive_loss():
+    """loss="epsilon_insensitive" fits shdp-regression; its default c is 3 per sd of the
+    training responses and c_ says it in response units; an explicit c and c = "cv" are
+    absolute; a parameter of the other loss is refused at fit time."""
+    X, y = _counts()
+    ratings = 0.5 * y + 0.1 * np.arange(24) / 24
+    est = SHDPRegressor(2, loss="epsilon_insensitive", **FAST).fit(X, ratings)
+    assert est.result_.model.describe()["model"] == "shdp-regression"
+    assert est.c_ == pytest.approx(3 / np.std(ratings), rel=1e-6)
+    assert est.predict(X).shape == (24,) and est.score(X, ratings) > 0.5
+    fixed = SHDPRegressor(2, loss="epsilon_insensitive", c=16.0, eps=0.01, **FAST)
+    assert fixed.fit(X, ratings).c_ == 16.0
+    assert fixed.result_.model.response.eps == pytest.approx(0.01)
+    tuned = SHDPRegressor(2, loss="epsilon_insensitive", c="cv", c_grid=[1.0, 64.0],
+                          cv_folds=2, **FAST).fit(X, ratings)
+    assert tuned.c_ == (1.0, 64.0)[int(np.argmax(tuned.cv_results_.scores.mean(1)))]
+    gaussian = SHDPRegressor(2, **FAST).fit(X, ratings)
+    assert gaussian.result_.model.describe()["model"] == "shdp-gaussian" and gaussian.c_ is None
+    for bad, message in ((dict(loss="huber"), "loss must be one of"),
+                         (dict(c=4.0), r"c belong\(s\) to loss='epsilon_insensitive'"),
+                         (dict(loss="epsilon_insensitive", s2=0.1, learn_s2=False),
+                          r"s2, learn_s2 belong\(s\) to loss='squared_error'")):
+        with pytest.raises(ValueError, match=message):
+            SHDPRegressor(2, **{**FAST, **bad}).fit(X, ratings)
+
+
 # ------------------------------------------------------------------------ scikit-learn checks
 
 

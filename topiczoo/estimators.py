@@ -12,7 +12,8 @@ estimator                     registry entry                              ``scor
 :class:`MedLDAClassifier`     ``medlda`` (2 classes), ``medlda-multitask``  accuracy
 :class:`MedLDARegressor`      ``medlda-regression``                       R^2
 :class:`SLDARegressor`        ``slda-gaussian``                           R^2
-:class:`SHDPRegressor`        ``shdp-gaussian``                           R^2
+:class:`SHDPRegressor`        ``shdp-gaussian``, ``shdp-regression``      R^2
+                              (``loss="epsilon_insensitive"``)
 ============================  ==========================================  =================
 
 **Input.** ``X`` is either a ``[D, V]`` document-term matrix of non-negative whole-number
@@ -30,7 +31,8 @@ them too); a test document without tokens gets the prior's prediction (and a war
 and 10 kept draws, averaging strategy ``"ma"``. Papers' runs use more iterations (200-1000)
 and, for the regressors, a c chosen by cross-validation (``c="cv"``).
 
-**c = "cv"** (classifiers with c, :class:`MedLDARegressor`): :func:`choose_c` runs a
+**c = "cv"** (classifiers with c, :class:`MedLDARegressor`, :class:`SHDPRegressor` with
+``loss="epsilon_insensitive"``): :func:`choose_c` runs a
 ``cv_folds``-fold cross-validation on the training set over ``c_grid`` (default
 :data:`C_GRID_CLASSIFICATION` or :data:`C_GRID_REGRESSION`), picks the c with the best mean
 validation metric (accuracy, predictive R^2) and refits on all of ``X`` with it; ``c_`` is the c
@@ -286,8 +288,8 @@ def _check_label_types(y) -> None:
 
 class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     """What the estimators share (see the module docstring). Subclasses set ``_entries``
-    (registry names by label kind), ``_kind`` (the label kind) and ``_model_options`` (their
-    parameters that are model options)."""
+    (registry names by label kind; SHDPRegressor's by loss), ``_kind`` (the label kind) and
+    ``_model_options`` (their parameters that are model options)."""
 
     _entries: dict = {}
     _model_options: tuple = ()
@@ -443,7 +445,10 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
             options["c"] = tuning.best_c
             self.cv_results_ = tuning
         model = entry.build(self.num_topics, corpus=corpus, **options)
-        self.c_ = options.get("c", getattr(model.response, "c", None))
+        # a relative c (the sHDP's default) in response units, as a fit's summary says it
+        in_force = entry.hyperparameters(self.num_topics, corpus, **options).get("c_in_force")
+        self.c_ = in_force if in_force is not None else options.get(
+            "c", getattr(model.response, "c", None))
         self.result_ = fit(model, corpus, progress=self.verbose, **self._fit_kwargs(seed))
         self.seed_ = seed
         # the width of transform's output: K, or the sHDP's topic capacity
@@ -500,7 +505,8 @@ _SHARED_DOC = """
         :class:`topiczoo.text.Tokenizer`, default ``Tokenizer()``).
       verbose: progress lines on stderr.
     Fitted attributes: ``result_`` (:class:`topiczoo.fit.FitResult`), ``vocabulary_``,
-    ``n_features_in_`` (matrix input), ``c_`` (the c used, when the model has one),
+    ``n_features_in_`` (matrix input), ``c_`` (the c used, when the model has one; a relative
+    default's value in response units),
     ``cv_results_`` (:class:`CTuning` when ``c="cv"``, else None), ``seed_``.
 """
 
@@ -733,29 +739,44 @@ class SLDARegressor(_Regressor):
 
 @_with_shared_doc
 class SHDPRegressor(_Regressor):
-    """The supervised HDP with a Gaussian response (topics born and removed, concentrations
-    drawn) as a scikit-learn regressor (registry ``shdp-gaussian``).
+    """The supervised HDP for real responses (topics born and removed, concentrations drawn)
+    as a scikit-learn regressor.
 
-    Model parameters: num_topics: the initial number of topics (default 10); s2, learn_s2,
-    alpha, gamma, beta, nu2, center: the registry's defaults when None (s2: fixed at 1/4 of
-    the training responses' variance, ``models.shdp.shdp_gaussian``).
+    Model parameters: num_topics: the initial number of topics (default 10); loss:
+    ``"squared_error"`` (the default: a Gaussian response, registry ``shdp-gaussian``) or
+    ``"epsilon_insensitive"`` (MedLDA regression's loss, registry ``shdp-regression``).
+    With the squared error: s2 (noise variance; default fixed at 1/4 of the training
+    responses' variance, ``models.shdp.shdp_gaussian``), learn_s2. With the
+    epsilon-insensitive loss: c (the cost in 1 / response units; default 3 per standard
+    deviation of the training responses, ``models.shdp.shdp_regression``; ``"cv"``: chosen
+    from ``c_grid``, default powers of 4 from 1 to 1024, by ``cv_folds``-fold
+    cross-validation on predictive R^2), eps (the insensitivity, response units). Either loss:
+    alpha, gamma, beta, nu2, center. None means the registry's default; a parameter of the
+    other loss must stay None.
     """
 
-    _entries = {"regression": "shdp-gaussian"}
-    _model_options = ("s2", "learn_s2", "alpha", "gamma", "beta", "nu2", "center")
+    _entries = {"squared_error": "shdp-gaussian", "epsilon_insensitive": "shdp-regression"}
+    _loss_options = {"squared_error": ("s2", "learn_s2"), "epsilon_insensitive": ("c", "eps")}
+    _shared_options = ("alpha", "gamma", "beta", "nu2", "center")
 
-    def __init__(self, num_topics=10, *, s2=None, learn_s2=None, alpha=None, gamma=None,
-                 beta=None, nu2=None, center=None, num_iterations=100, num_burnin=None,
-                 num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
+    def __init__(self, num_topics=10, *, loss="squared_error", s2=None, learn_s2=None, c=None,
+                 eps=None, alpha=None, gamma=None, beta=None, nu2=None, center=None,
+                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
+                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
                  random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
+        self.loss = loss
         self.s2 = s2
         self.learn_s2 = learn_s2
+        self.c = c
+        self.eps = eps
         self.alpha = alpha
         self.gamma = gamma
         self.beta = beta
         self.nu2 = nu2
         self.center = center
+        self.c_grid = c_grid
+        self.cv_folds = cv_folds
         self.num_iterations = num_iterations
         self.num_burnin = num_burnin
         self.num_chains = num_chains
@@ -766,6 +787,23 @@ class SHDPRegressor(_Regressor):
         self.random_state = random_state
         self.tokenizer = tokenizer
         self.verbose = verbose
+
+    @property
+    def _model_options(self) -> tuple:
+        return self._loss_options.get(self.loss, ()) + self._shared_options
+
+    def _check_settings(self) -> None:
+        if self.loss not in self._entries:
+            raise ValueError(f"loss must be one of {tuple(self._entries)}, got {self.loss!r}")
+        for other, names in self._loss_options.items():
+            given = [n for n in names if other != self.loss and getattr(self, n) is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} belong(s) to loss={other!r}, not to "
+                                 f"loss={self.loss!r}; leave it None")
+        super()._check_settings()
+
+    def _entry(self, corpus):
+        return REGISTRY[self._entries[self.loss]]
 
 
 __all__ = ["C_GRID_CLASSIFICATION", "C_GRID_REGRESSION", "CTuning", "GSLDAClassifier",
