@@ -102,6 +102,7 @@ from numba.extending import intrinsic
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
 from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _seed_from_key,
                                      _sum_quadratic)
+from topiczoo.memory import trim_free_memory
 
 DOC, WORD, RESPONSE = 0, 1, 2
 _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
@@ -564,12 +565,14 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
         if state[0].ndim == 1:
             out = [np.array(a, dtype=np.int32) for a in state]
             sweep(out, *inputs, seed)
-            return tuple(out)
-        inputs.append(seed)
-        num = max(a.shape[0] for a in (*state, *inputs))
-        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32) for a in state]
-        for chain in range(num):
-            sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+        else:
+            inputs.append(seed)
+            num = max(a.shape[0] for a in (*state, *inputs))
+            out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32)
+                   for a in state]
+            for chain in range(num):
+                sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+        trim_free_memory()
         return tuple(out)
 
     return host
@@ -693,14 +696,17 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
         if z.ndim == 1:
             z = np.array(z, dtype=np.int32)
             n_dk, log_lik = sweep(z, *inputs, seed)
-            return z, n_dk, np.float32(log_lik)
-        inputs.append(seed)
-        num = max(a.shape[0] for a in (z, *inputs))
-        z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
-        out = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-               for chain in range(num)]
-        return (z, np.stack([n_dk for n_dk, _ in out]),
-                np.array([log_lik for _, log_lik in out], np.float32))
+            out = z, n_dk, np.float32(log_lik)
+        else:
+            inputs.append(seed)
+            num = max(a.shape[0] for a in (z, *inputs))
+            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
+            chains = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+                      for chain in range(num)]
+            out = (z, np.stack([n_dk for n_dk, _ in chains]),
+                   np.array([log_lik for _, log_lik in chains], np.float32))
+        trim_free_memory()  # the freed counts' pages back to the system (topiczoo.memory)
+        return out
 
     return host
 

@@ -1,4 +1,5 @@
-"""topiczoo.memory: the allocator setting that keeps long fits' resident memory down."""
+"""topiczoo.memory: the allocator setting and the trim that keep long fits' resident memory
+down, and the light sampler's use of the trim."""
 
 from __future__ import annotations
 
@@ -57,3 +58,64 @@ def test_a_threshold_out_of_range_is_a_clear_error(threshold):
 def test_a_threshold_that_is_not_an_integer_is_a_clear_error(threshold):
     with pytest.raises(TypeError, match="threshold_bytes must be an integer"):
         return_large_blocks_to_os(threshold)
+
+
+# A child process fills glibc's heap with 2 MiB blocks (below the threshold a freed 30 MiB
+# block raised), frees them while a block allocated after them pins the heap's top, and
+# reports how much of them is still resident before and after trim_free_memory.
+_TRIM_CHILD = """
+import json
+import numpy as np
+from topiczoo.memory import trim_free_memory
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+big = np.ones(30 << 17)
+del big
+before = rss_kb()
+blocks = [np.ones(2 << 17) for _ in range(24)]  # 48 MiB, touched
+pin = np.ones(2 << 17)
+del blocks
+kept = rss_kb() - before
+released = trim_free_memory()
+print(json.dumps({"kept_kb": kept, "released": released, "after_trim_kb": rss_kb() - before}))
+"""
+
+
+@pytest.mark.skipif(_glibc() is None, reason="the trim is glibc's malloc_trim")
+def test_trim_gives_the_free_pages_of_a_fragmented_heap_back():
+    out = subprocess.run([sys.executable, "-c", _TRIM_CHILD], check=True, capture_output=True,
+                         text=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["kept_kb"] > 40 << 10  # freed, but glibc keeps them resident
+    assert result["released"] is True
+    assert result["after_trim_kb"] < 8 << 10
+
+
+def test_the_light_sweep_trims_after_every_call(monkeypatch):
+    """Both light host steps (TopicState and assignments-only) trim once per call."""
+    import jax
+    import jax.numpy as jnp
+
+    import topiczoo.kernels.light as light
+    from topiczoo.kernels.topics import TopicState
+
+    calls = []
+    monkeypatch.setattr(light, "trim_free_memory", lambda: calls.append(1) or True)
+    words = jnp.array([0, 1, 2, 1, 0, 2], jnp.int32)
+    offsets = jnp.array([0, 3, 6], jnp.int32)
+    z = jnp.array([0, 1, 0, 1, 0, 1], jnp.int32)
+    none = jnp.zeros((0, 2), jnp.float32), jnp.zeros((0, 2), jnp.float32)
+    eta = jnp.zeros((0, 2), jnp.float32)
+    key = jax.random.PRNGKey(0)
+    light.light_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1, num_topics=2,
+                                 vocab_size=3)
+    assert len(calls) == 1
+    n_dk = jnp.array([[2, 1], [1, 2]], jnp.int32)
+    n_wk = jnp.array([[2, 0], [0, 2], [1, 1]], jnp.int32)
+    state = TopicState(z, n_dk, n_wk, jnp.array([3, 3], jnp.int32))
+    jax.vmap(lambda k: light.light_topics_step(k, state, words, offsets, eta, *none, 0.5, 0.1))(
+        jax.random.split(key, 2))
+    assert len(calls) == 2  # two chains under vmap: one host call

@@ -10,16 +10,24 @@ chunk while the memory in use does not. On 20news, K = 400, 20 tasks, one light 
 with glibc's default (8 runs) and 862-902 MB with a fixed threshold of 1 MiB (5 runs), at
 the same speed (``studies/light_20news.py --part rss``).
 
-:func:`return_large_blocks_to_os` fixes the threshold. It is a setting of the whole process,
-so the library does not change it on import or in ``fit``; the ``topiczoo`` command calls it
-at start, and a script can do the same (or set ``MALLOC_MMAP_THRESHOLD_=1048576`` in the
-environment before Python starts).
+:func:`trim_free_memory` gives the free pages of those heaps back to the system
+(glibc's ``malloc_trim``). It changes no setting, so the light sampler calls it after every
+host sweep (1-5 ms a call, under 1% of a K = 400 iteration): a light fit of 40 iterations
+then peaked at 933-953 MB (5 runs) against 1,030-1,148 MB without it (4 runs, each beside one
+of those), at the same speed.
+
+:func:`return_large_blocks_to_os` fixes the threshold, which keeps the heaps from filling with
+such blocks at all (862-902 MB above). It is a setting of the whole process, so the library
+does not change it on import or in ``fit``; the ``topiczoo`` command calls it at start, and a
+script can do the same (or set ``MALLOC_MMAP_THRESHOLD_=1048576`` in the environment before
+Python starts).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 
 from topiczoo.errors import InputError, InputTypeError
 
@@ -27,6 +35,7 @@ _M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
 _MAX_THRESHOLD = 32 << 20  # glibc's HEAP_MAX on 64-bit systems: larger values are refused
 
 
+@functools.cache
 def _glibc():
     """The process's C library if it is glibc (it has ``gnu_get_libc_version``; musl's
     ``mallopt`` is a no-op returning 0), else None."""
@@ -55,3 +64,15 @@ def return_large_blocks_to_os(threshold_bytes: int = 1 << 20) -> bool:
                          f"{threshold_bytes}")
     libc = _glibc()
     return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold_bytes))
+
+
+def trim_free_memory() -> bool:
+    """Give the free pages of the C allocator's heaps back to the system now (glibc's
+    ``malloc_trim(0)``; a few milliseconds after a K = 400 light sweep on 20news). Memory in
+    use is untouched and no setting changes.
+
+    Returns True if glibc released some memory, False if there was none to release or the
+    C library is not glibc (nothing happens there).
+    """
+    libc = _glibc()
+    return libc is not None and bool(libc.malloc_trim(0))
