@@ -105,6 +105,10 @@ from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _s
 from topiczoo.memory import trim_free_memory
 
 DOC, WORD, RESPONSE = 0, 1, 2
+#: A host sweep whose arrays (z and the counts) take this many bytes or more gives the free
+#: pages of glibc's heaps back after it (``topiczoo.memory.trim_free_memory``, about 0.1-5 ms):
+#: blocks of a few MB fragment the heaps, while on small data the trim would only cost time.
+TRIM_ABOVE_BYTES = 1 << 20
 _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
 # Counts larger than this (bytes of n_wk and n_dk) are read one token ahead in the sweep; below
 # it they mostly stay in cache and the read-ahead costs more than it saves (20news, 20 tasks,
@@ -572,7 +576,8 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
                    for a in state]
             for chain in range(num):
                 sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-        trim_free_memory()
+        if sum(a.nbytes for a in out) >= TRIM_ABOVE_BYTES:
+            trim_free_memory()
         return tuple(out)
 
     return host
@@ -705,7 +710,9 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
                       for chain in range(num)]
             out = (z, np.stack([n_dk for n_dk, _ in chains]),
                    np.array([log_lik for _, log_lik in chains], np.float32))
-        trim_free_memory()  # the freed counts' pages back to the system (topiczoo.memory)
+        # the freed counts' pages back to the system (the host's n_wk is freed by now)
+        if 4 * (out[1].size + vocab_size * num_topics) + out[0].nbytes >= TRIM_ABOVE_BYTES:
+            trim_free_memory()
         return out
 
     return host

@@ -94,8 +94,10 @@ def test_trim_gives_the_free_pages_of_a_fragmented_heap_back():
     assert result["after_trim_kb"] < 8 << 10
 
 
-def test_the_light_sweep_trims_after_every_call(monkeypatch):
-    """Both light host steps (TopicState and assignments-only) trim once per call."""
+def test_the_light_sweep_trims_after_every_call_on_large_data(monkeypatch):
+    """Both light host steps (TopicState and assignments-only) trim once per call when their
+    arrays take ``TRIM_ABOVE_BYTES`` or more (lowered here to this toy corpus's bytes), and
+    not on smaller data."""
     import jax
     import jax.numpy as jnp
 
@@ -110,12 +112,21 @@ def test_the_light_sweep_trims_after_every_call(monkeypatch):
     none = jnp.zeros((0, 2), jnp.float32), jnp.zeros((0, 2), jnp.float32)
     eta = jnp.zeros((0, 2), jnp.float32)
     key = jax.random.PRNGKey(0)
-    light.light_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1, num_topics=2,
-                                 vocab_size=3)
-    assert len(calls) == 1
     n_dk = jnp.array([[2, 1], [1, 2]], jnp.int32)
     n_wk = jnp.array([[2, 0], [0, 2], [1, 1]], jnp.int32)
     state = TopicState(z, n_dk, n_wk, jnp.array([3, 3], jnp.int32))
-    jax.vmap(lambda k: light.light_topics_step(k, state, words, offsets, eta, *none, 0.5, 0.1))(
-        jax.random.split(key, 2))
-    assert len(calls) == 2  # two chains under vmap: one host call
+
+    def steps():
+        light.light_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1,
+                                     num_topics=2, vocab_size=3)
+        jax.vmap(lambda k: light.light_topics_step(k, state, words, offsets, eta, *none, 0.5,
+                                                   0.1))(jax.random.split(key, 2))
+
+    steps()
+    assert calls == []  # 64 and 144 bytes: below the default threshold
+    monkeypatch.setattr(light, "TRIM_ABOVE_BYTES", 64)
+    steps()
+    assert len(calls) == 2  # one per host call (the two vmapped chains make one call)
+    monkeypatch.setattr(light, "TRIM_ABOVE_BYTES", 65)
+    steps()
+    assert len(calls) == 3  # the assignments step's 64 bytes (z, n_dk, n_wk) are now below it

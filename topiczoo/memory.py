@@ -12,7 +12,8 @@ the same speed (``studies/light_20news.py --part rss``).
 
 :func:`trim_free_memory` gives the free pages of those heaps back to the system
 (glibc's ``malloc_trim``). It changes no setting, so the light sampler calls it after every
-host sweep (1-5 ms a call, under 1% of a K = 400 iteration): a light fit of 40 iterations
+host sweep whose counts take 1 MiB or more (``kernels.light.TRIM_ABOVE_BYTES``; 1-5 ms a call,
+under 1% of a K = 400 iteration; about 0.07 ms on small data): a light fit of 40 iterations
 then peaked at 933-953 MB (5 runs) against 1,030-1,148 MB without it (4 runs, each beside one
 of those), at the same speed.
 
