@@ -239,9 +239,11 @@ def test_shdp_regressor_with_the_epsilon_insensitive_loss():
     gaussian = SHDPRegressor(2, **FAST).fit(X, ratings)
     assert gaussian.result_.model.describe()["model"] == "shdp-gaussian" and gaussian.c_ is None
     for bad, message in ((dict(loss="huber"), "loss must be one of"),
-                         (dict(c=4.0), r"c belong\(s\) to loss='epsilon_insensitive'"),
+                         (dict(c=4.0), "c belongs to loss='epsilon_insensitive', not to "
+                                       "loss='squared_error'; leave it None"),
                          (dict(loss="epsilon_insensitive", s2=0.1, learn_s2=False),
-                          r"s2, learn_s2 belong\(s\) to loss='squared_error'")):
+                          "s2, learn_s2 belong to loss='squared_error', not to "
+                          "loss='epsilon_insensitive'; leave them None")):
         with pytest.raises(ValueError, match=message):
             SHDPRegressor(2, **{**FAST, **bad}).fit(X, ratings)
 

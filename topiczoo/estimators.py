@@ -798,8 +798,10 @@ class SHDPRegressor(_Regressor):
         for other, names in self._loss_options.items():
             given = [n for n in names if other != self.loss and getattr(self, n) is not None]
             if given:
-                raise ValueError(f"{', '.join(given)} belong(s) to loss={other!r}, not to "
-                                 f"loss={self.loss!r}; leave it None")
+                one = len(given) == 1
+                raise ValueError(f"{', '.join(given)} {'belongs' if one else 'belong'} to "
+                                 f"loss={other!r}, not to loss={self.loss!r}; leave "
+                                 f"{'it' if one else 'them'} None")
         super()._check_settings()
 
     def _entry(self, corpus):
