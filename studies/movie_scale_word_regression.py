@@ -45,9 +45,10 @@ RIDGE_ALPHAS = np.logspace(-6, 2, 33)
 
 
 def word_distribution(corpus) -> np.ndarray:
-    """float64 [D, V]: each document's word counts divided by its length (rows sum to 1)."""
+    """float64 [D, V]: each document's word counts divided by its length (rows sum to 1; a
+    test document left without tokens by the training vocabulary is a row of zeros)."""
     counts = corpus.document_term_matrix().astype(np.float64)
-    return counts / counts.sum(1, keepdims=True)
+    return counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
 
 
 def r2(y: np.ndarray, yhat: np.ndarray) -> float:
@@ -94,7 +95,7 @@ def fit_predict(model: str, x_train, y_train, x_test) -> tuple[np.ndarray, dict]
     return fitted.predict(x_test), chosen
 
 
-def run(args) -> dict:
+def run(args) -> list[dict]:
     records = []
     for prep in args.preprocessings:
         folds = load_folds("movie-scale", num_folds=5, seed=0, data_dir=args.data_dir,
