@@ -548,6 +548,13 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                     score[t] += eta_kt[k, t]
 
 
+def _trim_after(nbytes: int) -> None:
+    """Give glibc's free heap pages back after a host sweep whose arrays took ``nbytes``
+    bytes, when that is :data:`TRIM_ABOVE_BYTES` or more."""
+    if nbytes >= TRIM_ABOVE_BYTES:
+        trim_free_memory()
+
+
 def _host_light_sweep(alpha, beta, num_steps, cycle):
     """The host side of :func:`light_topics_step` (same conventions as the collapsed sweep's:
     z and counts are copied once into the outputs and swept there; under
@@ -576,8 +583,7 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
                    for a in state]
             for chain in range(num):
                 sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-        if sum(a.nbytes for a in out) >= TRIM_ABOVE_BYTES:
-            trim_free_memory()
+        _trim_after(sum(a.nbytes for a in out))
         return tuple(out)
 
     return host
@@ -710,9 +716,8 @@ def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_siz
                       for chain in range(num)]
             out = (z, np.stack([n_dk for n_dk, _ in chains]),
                    np.array([log_lik for _, log_lik in chains], np.float32))
-        # the freed counts' pages back to the system (the host's n_wk is freed by now)
-        if 4 * (out[1].size + vocab_size * num_topics) + out[0].nbytes >= TRIM_ABOVE_BYTES:
-            trim_free_memory()
+        # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
+        _trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
         return out
 
     return host
