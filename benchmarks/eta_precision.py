@@ -93,10 +93,7 @@ def state_after(ds, num_topics, sampler, iterations, seed=0):
     state = result.chain_state(0)
     data = model.corpus_data(ds.train, model.task_of(ds.train))
     psi, rho = model.response.gaussian_form(data.y, jnp.asarray(state.augmentation))
-    if hasattr(state, "topics"):
-        z, n_dk = state.topics.z, state.topics.n_dk
-    else:
-        z, n_dk = state.z, state.n_dk
+    z, n_dk = state.z, state.n_dk
     n_k = np.asarray(n_dk).sum(0).astype(np.int32)
     return data, np.asarray(z), np.asarray(n_dk), n_k, psi, rho
 

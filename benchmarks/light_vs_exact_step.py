@@ -10,9 +10,9 @@ the float32 QR that was the default before, and ``light``):
 
 1. **kernel step** (what numpyro calls per iteration: every block, eta included, and the
    monitors; ``GibbsKernel.sample``, jitted): all samplers start from the same state: Z
-   uniform at random, then ``--burnin`` iterations of ``exact``; the other exact samplers
-   start from that state as it is, the light chain from its z, eta and augmentation (its
-   counts rebuilt from z). Then ``--rounds`` rounds, each one step of every sampler in turn
+   uniform at random, then ``--burnin`` iterations of ``exact``; every sampler starts from
+   that state (the family's samplers share one state: z, n_dk, eta, augmentation). Then
+   ``--rounds`` rounds, each one step of every sampler in turn
    (each chain advancing), after one untimed step of each. Median CPU seconds per step.
 2. **fit** (``topiczoo.fit.fit``, one chain, no snapshots, from the same seed, so the same
    initial Z for every sampler): ``fit(num_iterations=1 + n, num_burnin=1, chunk=1 + n)``
@@ -53,10 +53,8 @@ import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.fit import fit  # noqa: E402
-from topiczoo.kernels.gibbs import ChainState, GibbsKernel  # noqa: E402
-from topiczoo.kernels.light import assignments_log_likelihood  # noqa: E402
+from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
-from topiczoo.models.parametric import LightState  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_vs_exact_step.txt")
@@ -88,20 +86,6 @@ def build(num_topics, corpus):
                                               alpha=1.0, beta=0.01, nu2=1.0)
 
 
-def light_chain(kernel, exact_chain, data):
-    """The light sampler's :class:`ChainState` at the exact chain's state (z, eta,
-    augmentation, iteration, key); counts and log-likelihood rebuilt as the light init does."""
-    s = exact_chain.state
-    num_docs = data.doc_offsets.shape[0] - 1
-    z = s.topics.z
-    n_dk = jax.numpy.zeros((num_docs, s.eta.shape[1]), jax.numpy.int32).at[data.doc_ids, z].add(1)
-    log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, kernel.spec.beta,
-                                         num_topics=s.eta.shape[1], vocab_size=kernel.vocab_size)
-    state = LightState(z, n_dk, data.words, log_lik, s.eta, s.augmentation)
-    return ChainState(state, kernel.sampler.monitors(state, data), exact_chain.iteration,
-                      exact_chain.rng_key)
-
-
 def step_seconds(corpus, num_topics, args):
     """{sampler: [CPU s of each timed kernel step]} (module docstring, 1)."""
     model = build(num_topics, corpus)
@@ -113,9 +97,7 @@ def step_seconds(corpus, num_topics, args):
     start = kernels[first].init(jax.random.PRNGKey(0), 0, None, (data,), {})
     for _ in range(args.burnin):
         start = kernels[first].sample(start, (data,), {})
-    chains = {name: start for name in args.samplers[:-1]}
-    chains["light"] = light_chain(kernels["light"], start, data)
-    chains = jax.block_until_ready(chains)
+    chains = jax.block_until_ready({name: start for name in args.samplers})
     seconds = {name: [] for name in args.samplers}
     for round_ in range(args.rounds + 1):  # round 0 untimed
         for name in args.samplers:

@@ -9,13 +9,11 @@ alpha = 1/K per topic, beta = 0.01, nu2 = 1), one chain, one thread, for each K 
 1. **parts**: from a state after ``--burnin`` iterations, each of the exact sampler's blocks
    (``GibbsKernel(...).sampler.blocks``: eta, topics, augmentation) and its ``monitors``,
    jitted on its own, and the whole kernel step (``kernel.sample``, jitted, what numpyro
-   calls); inside them: the numba sweep called directly (so the topic block minus it is the
-   host callback: the copies of z and the counts in and out), the log-likelihood monitor
-   (``collapsed_log_likelihood``, O(V K)) and the hinge augmentation's draw. With
-   ``--sampler light``, the parts of the light topic block's host side instead
-   (:func:`light_host_parts`: the word index, the counts rebuilt from z, the sweep and the
-   response tables within it, the log-likelihood pass). Medians over ``--calls`` calls of
-   process CPU time (wall in parentheses).
+   calls); inside them: the parts of the topic block's host side (:func:`host_parts`: the
+   word index, the counts rebuilt from z, the numba sweep called directly, with
+   ``--sampler light`` the response tables within it, the log-likelihood pass; the topic
+   block less them is the callback's own cost) and the hinge augmentation's draw. Medians
+   over ``--calls`` calls of process CPU time (wall in parentheses).
 2. **fit**: seconds per iteration of ``fit(model, corpus, num_chains=1)`` (numpyro's MCMC,
    the monitors collected per draw): (t(2 + n) - t(2)) / n with n = ``--iterations``, after
    an untimed run of 2 + n iterations (compilation; numpyro's MCMC objects of both runs'
@@ -56,10 +54,10 @@ import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.fit import fit  # noqa: E402
+from topiczoo.kernels import assignments  # noqa: E402
 from topiczoo.kernels import light as light_module  # noqa: E402
 from topiczoo.kernels import topics as topics_module  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
-from topiczoo.kernels.topics import collapsed_log_likelihood  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
@@ -118,26 +116,8 @@ def parts(corpus, num_topics, args):
     monitors = jax.jit(kernel.sampler.monitors)
     out["monitors"] = timed(lambda: jax.block_until_ready(monitors(state, data)), args.calls)
     out["kernel step"] = timed(lambda: jax.block_until_ready(step(chain, data)), args.calls)
-    detail = {}
-    if hasattr(state, "topics"):  # the exact sampler: the sweep alone, the log-likelihood
-        psi, rho = model.response.gaussian_form(data.y, state.augmentation)
-        base = [np.array(a, dtype=np.int32) for a in state.topics]
-        words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
-        eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
-
-        def sweep():
-            arrays = [a.copy() for a in base]
-            topics_module._collapsed_sweep(*arrays, words, offsets, eta, psi, rho,
-                                           model.alpha_per_topic, model.beta, 1)
-
-        detail["numba sweep (called directly)"] = timed(sweep, args.calls)
-        log_lik = jax.jit(lambda t: collapsed_log_likelihood(t, model.beta))
-        detail["log-likelihood monitor"] = timed(
-            lambda: jax.block_until_ready(log_lik(state.topics)), args.calls)
-    else:  # the light sampler: its host callback's parts, called directly
-        detail.update(light_host_parts(model, corpus.vocab_size, state, data, args.calls))
-    omega = state.eta @ (np.asarray(state.topics.n_dk if hasattr(state, "topics")
-                                    else state.n_dk, np.float32)
+    detail = host_parts(model, args.sampler, corpus.vocab_size, state, data, args.calls)
+    omega = state.eta @ (np.asarray(state.n_dk, np.float32)
                          / np.maximum(data.doc_offsets[1:] - data.doc_offsets[:-1], 1)[:, None]).T
     draw = jax.jit(model.response.draw_augmentation)
     detail["augmentation draw (response)"] = timed(
@@ -145,26 +125,27 @@ def parts(corpus, num_topics, args):
     return out, detail
 
 
-LIGHT_HOST_PARTS = ("word -> tokens index", "counts rebuilt from z",
-                    "numba sweep (called directly)", "log-likelihood pass")
+HOST_PARTS = ("word -> tokens index", "counts rebuilt from z", "numba sweep (called directly)",
+              "log-likelihood pass")
 
 
-def light_host_parts(model, vocab_size, state, data, calls):
-    """CPU and wall seconds of the parts of the light topic block's host side
-    (``kernels.light._host_light_assignments``): the word -> tokens index, the counts rebuilt
-    from z, the numba sweep (and, inside it, the response tables alone: two per document, as
-    the sweep builds them, from the state's topics), the log-likelihood pass."""
+def host_parts(model, sampler, vocab_size, state, data, calls):
+    """CPU and wall seconds of the parts of the topic block's host side (both samplers:
+    ``kernels.assignments.host_assignments_step``): the word -> tokens index, the counts
+    rebuilt from z, the numba sweep (the collapsed one, or the light one and, inside it, its
+    response tables alone: two per document, as the sweep builds them, from the state's
+    topics), the log-likelihood pass."""
     psi, rho = model.response.gaussian_form(data.y, state.augmentation)
     words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
     eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
     z0 = np.array(state.z, np.int32)
     num_topics = eta.shape[1]
-    index = light_module.word_token_index(words, vocab_size)
+    index = assignments.word_token_index(words, vocab_size)
 
     def counts():
         out = (np.zeros((len(offsets) - 1, num_topics), np.int32),
                np.zeros((vocab_size, num_topics), np.int32), np.zeros(num_topics, np.int32))
-        light_module._fill_counts(z0, words, offsets, *out)
+        assignments._fill_counts(z0, words, offsets, *out)
         return out
 
     base = counts()
@@ -173,21 +154,25 @@ def light_host_parts(model, vocab_size, state, data, calls):
         return [z0.copy(), *(a.copy() for a in base)]
 
     def sweep(arrays):
-        light_module._light_sweep(*arrays, words, offsets, *index, eta, psi, rho,
-                                  model.alpha_per_topic, model.beta, 1, 6, False,
-                                  np.zeros((3, 2), np.int64))
+        if sampler.startswith("light"):
+            light_module._light_sweep(*arrays, words, offsets, *index, eta, psi, rho,
+                                      model.alpha_per_topic, model.beta, 1, 6, False,
+                                      np.zeros((3, 2), np.int64))
+        else:
+            topics_module._collapsed_sweep(*arrays, words, offsets, eta, psi, rho,
+                                           model.alpha_per_topic, model.beta, 1)
 
     def log_likelihood(arrays):
-        light_module._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)
+        assignments._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)
 
-    return {LIGHT_HOST_PARTS[0]: timed(lambda: light_module.word_token_index(words,
-                                                                                vocab_size),
-                                          calls),
-            LIGHT_HOST_PARTS[1]: timed(counts, calls),
-            LIGHT_HOST_PARTS[2]: timed_with(sweep, fresh, calls),
-            "  of which response tables": timed(
-                lambda: _response_tables(z0, offsets, eta, psi, rho), calls),
-            LIGHT_HOST_PARTS[3]: timed_with(log_likelihood, fresh, calls)}
+    out = {HOST_PARTS[0]: timed(lambda: assignments.word_token_index(words, vocab_size), calls),
+           HOST_PARTS[1]: timed(counts, calls),
+           HOST_PARTS[2]: timed_with(sweep, fresh, calls)}
+    if sampler.startswith("light"):
+        out["  of which response tables"] = timed(
+            lambda: _response_tables(z0, offsets, eta, psi, rho), calls)
+    out[HOST_PARTS[3]] = timed_with(log_likelihood, fresh, calls)
+    return out
 
 
 @numba.njit
@@ -316,14 +301,9 @@ def main(argv=None):
             share = f"{cpu / p['kernel step'][0]:6.1%} of the step" if name != "kernel step" \
                 else ""
             log(f"  {name:<34} {cpu:8.3f} ({wall:8.3f})  {share}")
-        if "log-likelihood pass" in d:  # light: the topic block less its host parts
-            rest = p["topics"][0] - sum(d[n][0] for n in LIGHT_HOST_PARTS)
-            log(f"  {'  rest of the topic block':<34} {rest:8.3f}             "
-                f"{rest / p['kernel step'][0]:6.1%} of the step (callback, copies)")
-        elif "numba sweep (called directly)" in d:
-            callback = p["topics"][0] - d["numba sweep (called directly)"][0]
-            log(f"  {'  host callback of the sweep':<34} {callback:8.3f}             "
-                f"{callback / p['kernel step'][0]:6.1%} of the step")
+        rest = p["topics"][0] - sum(d[n][0] for n in HOST_PARTS)  # the block less its parts
+        log(f"  {'  rest of the topic block':<34} {rest:8.3f}             "
+            f"{rest / p['kernel step'][0]:6.1%} of the step (callback, copies)")
         log(f"  {'fit, s per iteration':<34} {f[0]:8.3f} ({f[1]:8.3f})")
         if t is not None:
             log(f"  {'tomotopy SLDA, s per iteration':<34} {t[0]:8.3f} ({t[1]:8.3f})  "

@@ -89,7 +89,6 @@ xoshiro256** seeded from the JAX key.
 
 from __future__ import annotations
 
-import math
 
 import jax
 import jax.numpy as jnp
@@ -100,15 +99,12 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
+from topiczoo.kernels.assignments import (assignments_callback, host_assignments_step,
+                                          trim_after, word_token_index)
 from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _seed_from_key,
                                      _sum_quadratic)
-from topiczoo.memory import trim_free_memory
 
 DOC, WORD, RESPONSE = 0, 1, 2
-#: A host sweep whose arrays (z and the counts) take this many bytes or more gives the free
-#: pages of glibc's heaps back after it (``topiczoo.memory.trim_free_memory``, about 0.1-5 ms):
-#: blocks of a few MB fragment the heaps, while on small data the trim would only cost time.
-TRIM_ABOVE_BYTES = 1 << 20
 _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
 # Counts larger than this (bytes of n_wk and n_dk) are read one token ahead in the sweep; below
 # it they mostly stay in cache and the read-ahead costs more than it saves (20news, 20 tasks,
@@ -157,37 +153,6 @@ def _seed_state(seed, s):
         v = (v ^ (v >> _U(30))) * _U(0xBF58476D1CE4E5B9)
         v = (v ^ (v >> _U(27))) * _U(0x94D049BB133111EB)
         s[i] = v ^ (v >> _U(31))
-
-
-@numba.njit(cache=True, nogil=True)
-def _word_token_index(words, vocab_size, word_offsets, word_tokens):
-    """Counting sort of token indices by word: word_tokens[word_offsets[w]:word_offsets[w+1]]
-    are the tokens of word w, in corpus order."""
-    word_offsets[:] = 0
-    for i in range(words.shape[0]):
-        word_offsets[words[i] + 1] += 1
-    for w in range(vocab_size):
-        word_offsets[w + 1] += word_offsets[w]
-    fill = word_offsets[:-1].copy()
-    for i in range(words.shape[0]):
-        w = words[i]
-        word_tokens[fill[w]] = i
-        fill[w] += 1
-
-
-def word_token_index(words, vocab_size: int):
-    """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word.
-
-    A property of the data only: build it once per corpus and pass it to
-    :func:`light_topics_step` (it is rebuilt on every call otherwise, O(N + V)).
-    """
-    words = np.ascontiguousarray(words, np.int32)
-    word_offsets = np.zeros(int(vocab_size) + 1, np.int64)
-    word_tokens = np.empty(words.shape[0], np.int32)
-    _word_token_index(words, int(vocab_size), word_offsets, word_tokens)
-    if word_offsets[-1] >= 2**31:
-        raise ValueError("more than 2^31 - 1 tokens")
-    return word_offsets.astype(np.int32), word_tokens
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -548,13 +513,6 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
                     score[t] += eta_kt[k, t]
 
 
-def _trim_after(nbytes: int) -> None:
-    """Give glibc's free heap pages back after a host sweep whose arrays took ``nbytes``
-    bytes, when that is :data:`TRIM_ABOVE_BYTES` or more."""
-    if nbytes >= TRIM_ABOVE_BYTES:
-        trim_free_memory()
-
-
 def _host_light_sweep(alpha, beta, num_steps, cycle):
     """The host side of :func:`light_topics_step` (same conventions as the collapsed sweep's:
     z and counts are copied once into the outputs and swept there; under
@@ -583,7 +541,7 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
                    for a in state]
             for chain in range(num):
                 sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-        _trim_after(sum(a.nbytes for a in out))
+        trim_after(sum(a.nbytes for a in out))
         return tuple(out)
 
     return host
@@ -641,139 +599,38 @@ def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho
 # The same sweep with Z alone in the chain state
 
 
-@numba.njit(cache=True, nogil=True)
-def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
-    """Counts of assignments z into zeroed n_dk, n_wk, n_k (O(N))."""
-    for d in range(doc_offsets.shape[0] - 1):
-        for i in range(doc_offsets[d], doc_offsets[d + 1]):
-            k = z[i]
-            n_dk[d, k] += 1
-            n_wk[words[i], k] += 1
-            n_k[k] += 1
-
-
-_LGAMMA_TABLE = 1024  # counts below this get their log-gamma terms from a table
-
-
-@numba.njit(cache=True, nogil=True)
-def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
-    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
-    in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
-    by row), each counted once and then set to 0, so n_wk is all zeros on return."""
-    v_beta = n_wk.shape[0] * beta
-    lgamma_beta = math.lgamma(beta)
-    total = 0.0
-    for k in range(n_k.shape[0]):
-        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
-    # most counts are small: their terms from a table (the same values, 40 ns a call saved)
-    table = np.empty(_LGAMMA_TABLE)
-    for count in range(_LGAMMA_TABLE):
-        table[count] = math.lgamma(count + beta) - lgamma_beta
-    for w in range(word_offsets.shape[0] - 1):
-        for p in range(word_offsets[w], word_offsets[w + 1]):
-            k = z[word_tokens[p]]
-            count = n_wk[w, k]
-            if count > 0:
-                if count < _LGAMMA_TABLE:
-                    total += table[count]
-                else:
-                    total += math.lgamma(count + beta) - lgamma_beta
-                n_wk[w, k] = 0
-    return total
-
-
-def _host_light_assignments(alpha, beta, num_steps, cycle, num_topics, vocab_size, sweep_z=True):
-    """The host side of :func:`light_assignments_step` (and, with ``sweep_z=False``, of
-    :func:`assignments_log_likelihood`): counts rebuilt from z, one sweep, log p(W | Z) of the
-    new z from the counts before they are dropped."""
-
-    def sweep(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
-        if w_off.shape[0] == 0:
-            w_off, w_tok = word_token_index(words, vocab_size)
-        n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
-        n_wk = np.zeros((vocab_size, num_topics), np.int32)
-        n_k = np.zeros(num_topics, np.int32)
-        _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
-        if sweep_z:
-            _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho,
-                         alpha, beta, int(seed), num_steps, cycle, np.zeros((3, 2), np.int64))
-        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
-
-    def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
-        inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
-        inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
-        seed = np.asarray(seed)
-        z = np.asarray(z)
-        if z.ndim == 1:
-            z = np.array(z, dtype=np.int32)
-            n_dk, log_lik = sweep(z, *inputs, seed)
-            out = z, n_dk, np.float32(log_lik)
-        else:
-            inputs.append(seed)
-            num = max(a.shape[0] for a in (z, *inputs))
-            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
-            chains = [sweep(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-                      for chain in range(num)]
-            out = (z, np.stack([n_dk for n_dk, _ in chains]),
-                   np.array([log_lik for _, log_lik in chains], np.float32))
-        # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
-        _trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
-        return out
-
-    return host
-
-
 def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
                            beta: float, *, num_topics: int, vocab_size: int, word_offsets=None,
                            word_tokens=None, num_steps: int = 6, combination: str = "mixture",
                            log_likelihood: bool = False):
     """:func:`light_topics_step` for a chain whose state holds the assignments alone.
 
-    The counts are rebuilt from z on the host at every call (O(N), into arrays that numpy
-    allocates with huge pages) and dropped after the sweep, so no V x K array lives in the
-    chain state or passes through the callback: at K = 400 on 20news that is 86 MB less state
-    and about 260 MB less peak than a TopicState step (whose n_wk is held by the state, copied
-    in by the callback and copied out to XLA), and far fewer page faults. The sweep itself is
+    The counts are rebuilt from z on the host at every call (``kernels.assignments``: O(N),
+    into arrays that numpy allocates with huge pages) and dropped after the sweep, so no V x K
+    array lives in the chain state or passes through the callback: at K = 400 on 20news that
+    is 86 MB less state and about 260 MB less peak than a TopicState step (whose n_wk is held
+    by the state, copied in by the callback and copied out to XLA), and far fewer page
+    faults. The sweep itself is
     the same function with the same seed, so the two steps draw the same z from consistent
     inputs.
 
     Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
       static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
       return log p(W | Z) of the new z (nats), computed from the host's counts in O(N + K)
-      before they are dropped (:func:`assignments_log_likelihood`).
+      before they are dropped (``kernels.assignments.assignments_log_likelihood``).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep (n_dk for zbar; n_k is its
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.
     """
     _check_options(combination, num_steps, word_offsets, word_tokens)
-    host = _host_light_assignments(float(alpha), float(beta), int(num_steps),
-                                   combination == "cycle", int(num_topics), int(vocab_size))
-    out = _assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
-                                word_offsets, word_tokens)
+    alpha, beta, num_steps, cycle = float(alpha), float(beta), int(num_steps), \
+        combination == "cycle"
+
+    def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
+        _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, alpha,
+                     beta, seed, num_steps, cycle, np.zeros((3, 2), np.int64))
+
+    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
+    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+                               word_offsets, word_tokens)
     return out if log_likelihood else out[:2]
-
-
-def _assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
-                          word_offsets, word_tokens):
-    if word_offsets is None:
-        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
-    num_docs = doc_offsets.shape[-1] - 1
-    out_shape = (jax.ShapeDtypeStruct(z.shape, jnp.int32),
-                 jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
-                 jax.ShapeDtypeStruct((), jnp.float32))
-    return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
-                             eta, psi, rho, _seed_from_key(key), vmap_method="expand_dims")
-
-
-def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics: int,
-                               vocab_size: int):
-    """log p(W | Z) (nats, float32 []) of assignments z int32 [N] of tokens ``words`` int32
-    [N] (documents ``doc_offsets`` int32 [D+1]), the value of
-    ``kernels.topics.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
-    rebuilt there (no V x K array in XLA). Works under jit and vmap."""
-    host = _host_light_assignments(1.0, float(beta), 1, False, int(num_topics), int(vocab_size),
-                                   sweep_z=False)
-    empty = jnp.zeros((0, num_topics), jnp.float32)
-    nothing = jnp.zeros((0, doc_offsets.shape[-1] - 1), jnp.float32)
-    return _assignments_callback(host, jax.random.PRNGKey(0), z, words, doc_offsets, empty,
-                                 nothing, nothing, num_topics, None, None)[2]

@@ -5,7 +5,8 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 
 * ``"exact"``: the papers' sampler, a cycle of three exact conditional blocks: eta given the
   rest (one Gaussian draw, ``kernels.eta``), Z given the rest (the collapsed sweep,
-  ``kernels.topics``), the augmentation given the rest (``response.draw_augmentation``).
+  ``kernels.assignments.collapsed_assignments_step``), the augmentation given the rest
+  (``response.draw_augmentation``).
   Options (``eta=``): ``cholesky`` (default; float64 on the host from sparse zbar rows,
   ``kernels.eta.draw_eta_cholesky``), ``qr`` (the same conditional by a float32 QR in XLA,
   ``draw_eta``: no host callback, less accurate) or ``coordinate`` (coordinate-wise Gibbs,
@@ -20,10 +21,11 @@ Sampler options are part of the sampler's name (:func:`sampler_options`), so tha
 the command line (``--sampler``) and checkpoints carry them as one string:
 ``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
 
-State: :class:`ParametricState` (exact: the topic assignments and counts, eta [T, K] and the
-response's augmentation variables) or :class:`LightState` (light: z and n_dk only, no V x K
-array). Snapshots for prediction are the topic-word counts and eta; held-out documents are
-scored by test chains with Phi-hat fixed (JMLR eq. 15).
+State (both samplers): :class:`ParametricState`, the topic assignments z and their document
+counts n_dk, eta [T, K] and the response's augmentation variables; no V x K array (each Z step
+rebuilds the counts from z on the host, ``kernels.assignments``). Snapshots for prediction are
+the topic-word counts and eta; held-out documents are scored by test chains with Phi-hat fixed
+(JMLR eq. 15).
 """
 
 from __future__ import annotations
@@ -38,37 +40,24 @@ import numpy as np
 
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
-from topiczoo.kernels.light import assignments_log_likelihood, light_assignments_step
-from topiczoo.kernels.topics import (TopicState, collapsed_log_likelihood, collapsed_topics_step,
-                                     counts_from_assignments, sample_test_topics,
-                                     topic_proportions)
+from topiczoo.kernels.assignments import (assignments_log_likelihood,
+                                          collapsed_assignments_step)
+from topiczoo.kernels.light import light_assignments_step
+from topiczoo.kernels.topics import sample_test_topics, topic_proportions
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.responses import response_facts
 from topiczoo.models.tasks import Task
 
 
 class ParametricState(NamedTuple):
-    """State of one chain of the parametric family.
-
-    topics:       :class:`~topiczoo.kernels.topics.TopicState` (z, n_dk, n_wk, n_k)
-    eta:          float32 [T, K] classifier weights (T = 0 for LDA)
-    augmentation: float32 [T, D] (or [T, D, 2]) the response's augmentation variables
-    """
-
-    topics: TopicState
-    eta: jax.Array
-    augmentation: jax.Array
-
-
-class LightState(NamedTuple):
-    """State of one chain of the light sampler: no V x K array (the light sweep rebuilds the
-    counts from z on the host, ``kernels.light.light_assignments_step``).
+    """State of one chain of the parametric family (either sampler). No V x K array: each Z
+    step rebuilds the counts from z on the host (``kernels.assignments``).
 
     z:              int32 [N] topic assignments
     n_dk:           int32 [D, K] document-topic counts of z (for zbar)
-    words:          int32 [N] the training tokens' word ids, carried so that :attr:`snapshot`
+    words:          int32 [N] the training tokens' word ids, carried so that the snapshot
                     (which sees the state alone) can rebuild n_wk from z
-    log_likelihood: float32 [] log p(W | Z), computed by the sweep's host side in O(N)
+    log_likelihood: float32 [] log p(W | Z) in nats, computed by the Z step's host side in O(N)
     eta:            float32 [T, K] classifier weights (T = 0 for LDA)
     augmentation:   float32 [T, D] (or [T, D, 2]) the response's augmentation variables
     """
@@ -304,15 +293,13 @@ class TopicModel:
                              f"mh_steps >= {kinds} or the mixture")
         if task is None and self.supervised:
             task = Task(self.tasks[0])
-        build = _light_sampler if options.name == "light" else _exact_sampler
-        return build(self, int(vocab_size), task, options)
+        return _sampler(self, int(vocab_size), task, options)
 
     # ------------------------------------------------------------------ prediction
     def train_proportions(self, state: ParametricState) -> np.ndarray:
         """zbar of the training documents in ``state`` (one chain of either sampler): float32
         [D, K]."""
-        n_dk = state.n_dk if isinstance(state, LightState) else state.topics.n_dk
-        return np.asarray(topic_proportions(jnp.asarray(n_dk)))
+        return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
 
     def phi_hat(self, snapshot: dict) -> np.ndarray:
         """Posterior-mean topics given a snapshot's counts (``Snapshot.chain(c)``, or the
@@ -382,7 +369,7 @@ def _init_parts(model, key, data):
     return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
 
 
-def _eta_block(model, options, n_dk_of, z_of):
+def _eta_block(model, options):
     """eta | Z, augmentation: the Gaussian draw (``options.eta == "cholesky"``: float64 on the
     host, every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
     XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (float64 on the host,
@@ -391,98 +378,58 @@ def _eta_block(model, options, n_dk_of, z_of):
     def eta_block(key, state, data):
         psi, rho = _gaussian_form(model, state, data)
         if options.name == "exact" and options.eta == "cholesky":
-            eta = draw_eta_cholesky(key, z_of(state), data.doc_offsets, state.topics.n_k, psi,
+            eta = draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_dk.sum(axis=0), psi,
                                     rho, model.nu2, skip_empty=False)
-            return state._replace(eta=eta)
-        if options.name == "exact" and options.eta == "qr":
-            eta = draw_eta(key, topic_proportions(n_dk_of(state)), psi, rho, model.nu2)
+        elif options.name == "exact" and options.eta == "qr":
+            eta = draw_eta(key, topic_proportions(state.n_dk), psi, rho, model.nu2)
         else:
-            eta = draw_eta_coordinatewise(key, state.eta, z_of(state), data.doc_offsets, psi,
+            eta = draw_eta_coordinatewise(key, state.eta, state.z, data.doc_offsets, psi,
                                           rho, model.nu2, options.eta_sweeps)
         return state._replace(eta=eta)
 
     return eta_block
 
 
-def _augmentation_block(model, n_dk_of):
+def _augmentation_block(model):
     def augmentation_block(key, state, data):
         """augmentation | Z, eta: the response's own draw, document by document."""
-        omega = state.eta @ topic_proportions(n_dk_of(state)).T
+        omega = state.eta @ topic_proportions(state.n_dk).T
         return state._replace(augmentation=model.response.draw_augmentation(
             key, data.y, omega, state.augmentation))
 
     return augmentation_block
 
 
-@lru_cache(maxsize=64)
-def _exact_sampler(model: TopicModel, vocab_size: int, task: Task | None,
-                   options: SamplerOptions = SamplerOptions()) -> Sampler:
-    """The exact sampler; cached, so equal models share one compiled kernel step."""
-
-    def n_dk_of(state):
-        return state.topics.n_dk
-
-    def z_of(state):
-        return state.topics.z
-
-    def init(key, data: CorpusData) -> ParametricState:
-        z, eta, aug = _init_parts(model, key, data)
-        num_docs = data.doc_offsets.shape[0] - 1
-        topics = counts_from_assignments(z, data.words, data.doc_ids, num_docs,
-                                         model.num_topics, vocab_size)
-        return ParametricState(topics, eta, aug)
-
-    def topics_block(key, state, data):
-        """Z | eta, augmentation: one collapsed sweep over all tokens."""
-        psi, rho = _gaussian_form(model, state, data)
-        topics = collapsed_topics_step(key, state.topics, data.words, data.doc_offsets,
-                                       state.eta, psi, rho, model.alpha_per_topic, model.beta)
-        return state._replace(topics=topics)
-
-    def monitors(state, data) -> dict:
-        """:func:`_monitors`."""
-        return _monitors(model, task, state, data,
-                         collapsed_log_likelihood(state.topics, model.beta), state.topics.n_dk)
-
-    def snapshot(state) -> dict:
-        return {"n_wk": state.topics.n_wk, "n_k": state.topics.n_k, "eta": state.eta}
-
-    blocks = (topics_block,)
-    if model.response is not None:
-        blocks = (_eta_block(model, options, n_dk_of, z_of), topics_block,
-                  _augmentation_block(model, n_dk_of))
-    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)
-
-
-@lru_cache(maxsize=64)
-def _light_sampler(model: TopicModel, vocab_size: int, task: Task | None,
-                   options: SamplerOptions) -> Sampler:
-    """The light sampler (LightMedLDA; module docstring); cached like :func:`_exact_sampler`.
-    Its state is a :class:`LightState`; its monitors and snapshots are the exact sampler's."""
+@lru_cache(maxsize=128)
+def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
+             options: SamplerOptions = SamplerOptions()) -> Sampler:
+    """The exact or the light sampler (module docstring); cached, so equal models share one
+    compiled kernel step. Both hold a :class:`ParametricState` and differ in the Z step (the
+    collapsed Gibbs sweep or the light Metropolis-Hastings sweep) and in the eta draw."""
     num_topics = model.num_topics
 
-    def n_dk_of(state):
-        return state.n_dk
-
-    def z_of(state):
-        return state.z
-
-    def init(key, data: CorpusData) -> LightState:
+    def init(key, data: CorpusData) -> ParametricState:
         z, eta, aug = _init_parts(model, key, data)
         num_docs = data.doc_offsets.shape[0] - 1
         n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[data.doc_ids, z].add(1)
         log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
                                              num_topics=num_topics, vocab_size=vocab_size)
-        return LightState(z, n_dk, data.words, log_lik, eta, aug)
+        return ParametricState(z, n_dk, data.words, log_lik, eta, aug)
 
     def topics_block(key, state, data):
-        """Z | eta, augmentation: one light sweep (``options.mh_steps`` Metropolis-Hastings
-        steps per token, proposals ``options.proposals``) that leaves it invariant."""
+        """Z | eta, augmentation: one collapsed Gibbs sweep over all tokens (exact), or one
+        light sweep (``options.mh_steps`` Metropolis-Hastings steps per token, proposals
+        ``options.proposals``) that leaves it invariant."""
         psi, rho = _gaussian_form(model, state, data)
-        z, n_dk, log_lik = light_assignments_step(
-            key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
-            model.alpha_per_topic, model.beta, num_topics=num_topics, vocab_size=vocab_size,
-            num_steps=options.mh_steps, combination=options.proposals, log_likelihood=True)
+        args = (key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
+                model.alpha_per_topic, model.beta)
+        if options.name == "light":
+            z, n_dk, log_lik = light_assignments_step(
+                *args, num_topics=num_topics, vocab_size=vocab_size,
+                num_steps=options.mh_steps, combination=options.proposals, log_likelihood=True)
+        else:
+            z, n_dk, log_lik = collapsed_assignments_step(*args, num_topics=num_topics,
+                                                          vocab_size=vocab_size)
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:
@@ -496,6 +443,5 @@ def _light_sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     blocks = (topics_block,)
     if model.response is not None:
-        blocks = (_eta_block(model, options, n_dk_of, z_of), topics_block,
-                  _augmentation_block(model, n_dk_of))
+        blocks = (_eta_block(model, options), topics_block, _augmentation_block(model))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)

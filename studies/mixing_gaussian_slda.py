@@ -55,7 +55,7 @@ from topiczoo.diagnostics import (gelman_rubin_brooks, plot_gelman_rubin_brooks,
                                   save_datatree, to_datatree)
 from topiczoo.fit import FitResult, corpus_fingerprint, fit, save_checkpoint  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
-from topiczoo.kernels.topics import counts_from_assignments  # noqa: E402
+from topiczoo.kernels.assignments import assignments_log_likelihood  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
 
 MONITORS = ("eta_norm", "residual_norm")
@@ -115,9 +115,12 @@ def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
                                    np.random.default_rng(fit_kwargs["seed"]))
 
     def start(c, one, data):
-        topics = counts_from_assignments(jnp.asarray(zs[c]), data.words, data.doc_ids,
-                                         corpus.num_docs, model.num_topics, corpus.vocab_size)
-        return one.state._replace(topics=topics,
+        z = jnp.asarray(zs[c], jnp.int32)
+        n_dk = jnp.zeros((corpus.num_docs, model.num_topics), jnp.int32).at[data.doc_ids, z].add(1)
+        log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
+                                             num_topics=model.num_topics,
+                                             vocab_size=corpus.vocab_size)
+        return one.state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik,
                                   augmentation=jnp.full_like(one.state.augmentation, START_S2[c]))
 
     return checkpoint_from_starts(model, corpus, fit_kwargs, start)

@@ -42,5 +42,5 @@ def sample_assignments(model, data, vocab_size, *, num_samples, seed, num_chains
     mcmc = MCMC(GibbsKernel(model, vocab_size, sampler=sampler), num_warmup=num_warmup,
                 num_samples=num_samples,
                 num_chains=num_chains, chain_method=chain_method, progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.topics.z",))
-    return np.asarray(mcmc.get_extra_fields()["state.topics.z"])
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.z",))
+    return np.asarray(mcmc.get_extra_fields()["state.z"])

@@ -201,11 +201,11 @@ def test_enumeration_detects_cholesky_eta_with_psi_sign_flipped(monkeypatch):
     monkeypatch.setattr(eta_module, "_eta_cholesky",
                         mutant(eta_module._eta_cholesky, MUTANTS["psi-sign"]))
     problem = PROBLEMS["logistic-c3"]
-    parametric._exact_sampler.cache_clear()  # its compiled steps hold the original callback
+    parametric._sampler.cache_clear()  # its compiled steps hold the original callback
     try:
         tv = total_variation(_exact(problem), _frequencies(problem))
     finally:
-        parametric._exact_sampler.cache_clear()
+        parametric._sampler.cache_clear()
     print(f"psi-sign mutant: TV {tv:.4f}")
     assert tv > 2 * TV_BOUND, f"the mutant went unnoticed (TV {tv:.4f})"
 

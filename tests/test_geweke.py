@@ -22,10 +22,11 @@ import numpy as np
 import pytest
 from numpyro.infer import Predictive
 
+from topiczoo.kernels.assignments import assignments_log_likelihood
 from topiczoo.kernels.gibbs import ChainState, CorpusData, GibbsKernel
 from topiczoo.models.parametric import ParametricState
 from topiczoo.models.responses import Logistic
-from topiczoo.kernels.topics import counts_from_assignments, topic_proportions
+from topiczoo.kernels.topics import topic_proportions
 from topiczoo.models import gslda, lda, slda_gaussian
 
 pytestmark = pytest.mark.slow  # statistical: long chains
@@ -115,7 +116,7 @@ def _successive_draws(model, kernel_model, seed):
     key, init_key = jax.random.split(jax.random.PRNGKey(seed))
     start = Predictive(model.declaration, num_samples=NUM_CHAINS)(init_key,
                                                                    **_declaration_args(model))
-    z0, w0 = start["z"], start["w"].astype(jnp.int32)
+    z0, w0 = start["z"].astype(jnp.int32), start["w"].astype(jnp.int32)
     supervised = model.response is not None
     if supervised:
         y0, eta0 = start["y"].astype(jnp.float32), start["eta"]
@@ -127,29 +128,32 @@ def _successive_draws(model, kernel_model, seed):
     else:
         aug0 = jnp.ones_like(y0)
     kernel = GibbsKernel(kernel_model, VOCAB)
-    counts = jax.vmap(lambda z, w: counts_from_assignments(z, w, doc_ids, num_docs,
-                                                           model.num_topics, VOCAB))
 
-    def start_chain(topics, eta, aug, words, y):
-        state = ParametricState(topics, eta, aug)
+    def log_likelihood(z, words):
+        return assignments_log_likelihood(z, words, offsets, model.beta,
+                                          num_topics=model.num_topics, vocab_size=VOCAB)
+
+    def start_chain(z, eta, aug, words, y):
+        n_dk = jnp.zeros((num_docs, model.num_topics), jnp.int32).at[doc_ids, z].add(1)
+        state = ParametricState(z, n_dk, words, log_likelihood(z, words), eta, aug)
         data = CorpusData(words, doc_ids, offsets, y)
         return ChainState(state, kernel.sampler.monitors(state, data),
                           jnp.zeros((), jnp.int32), key), data
 
-    chain0, data0 = jax.vmap(start_chain)(counts(z0, w0), eta0, aug0, w0, y0)
+    chain0, data0 = jax.vmap(start_chain)(z0, eta0, aug0, w0, y0)
 
     def one_step(chain, data, step_key):
         k_kernel, k_phi, k_w, k_y = jax.random.split(step_key, 4)
         chain = kernel.sample(chain._replace(rng_key=k_kernel), (data,), {})
         state = chain.state
-        z = state.topics.z
+        z = state.z
         phi = jax.random.dirichlet(k_phi, jnp.full((model.num_topics, VOCAB), model.beta))
         words = jax.random.categorical(k_w, jnp.log(phi[z])).astype(jnp.int32)
-        zbar = topic_proportions(state.topics.n_dk)
+        zbar = topic_proportions(state.n_dk)
         y = (_draw_y(model.response, k_y, state.eta @ zbar.T, state.augmentation)
              if supervised else data.y)
-        topics = counts_from_assignments(z, words, doc_ids, num_docs, model.num_topics, VOCAB)
-        chain = chain._replace(state=state._replace(topics=topics))
+        chain = chain._replace(state=state._replace(
+            words=words, log_likelihood=log_likelihood(z, words)))
         g = _test_functions(z, words, zbar, state.eta if supervised else None,
                             y if supervised else None,
                             state.augmentation if supervised else None)

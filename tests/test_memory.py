@@ -94,18 +94,19 @@ def test_trim_gives_the_free_pages_of_a_fragmented_heap_back():
     assert result["after_trim_kb"] < 8 << 10
 
 
-def test_the_light_sweep_trims_after_every_call_on_large_data(monkeypatch):
-    """Both light host steps (TopicState and assignments-only) trim once per call when their
-    arrays take ``TRIM_ABOVE_BYTES`` or more (lowered here to this toy corpus's bytes), and
-    not on smaller data."""
+def test_the_host_sweeps_trim_after_every_call_on_large_data(monkeypatch):
+    """The parametric family's host steps (the exact and the light assignments-only steps, the
+    light TopicState step) trim once per call when their arrays take ``TRIM_ABOVE_BYTES`` or
+    more (lowered here to this toy corpus's bytes), and not on smaller data."""
     import jax
     import jax.numpy as jnp
 
+    import topiczoo.kernels.assignments as assignments
     import topiczoo.kernels.light as light
     from topiczoo.kernels.topics import TopicState
 
     calls = []
-    monkeypatch.setattr(light, "trim_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(assignments, "trim_free_memory", lambda: calls.append(1) or True)
     words = jnp.array([0, 1, 2, 1, 0, 2], jnp.int32)
     offsets = jnp.array([0, 3, 6], jnp.int32)
     z = jnp.array([0, 1, 0, 1, 0, 1], jnp.int32)
@@ -119,14 +120,16 @@ def test_the_light_sweep_trims_after_every_call_on_large_data(monkeypatch):
     def steps():
         light.light_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1,
                                      num_topics=2, vocab_size=3)
+        assignments.collapsed_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1,
+                                               num_topics=2, vocab_size=3)
         jax.vmap(lambda k: light.light_topics_step(k, state, words, offsets, eta, *none, 0.5,
                                                    0.1))(jax.random.split(key, 2))
 
     steps()
     assert calls == []  # 64 and 144 bytes: below the default threshold
-    monkeypatch.setattr(light, "TRIM_ABOVE_BYTES", 64)
+    monkeypatch.setattr(assignments, "TRIM_ABOVE_BYTES", 64)
     steps()
-    assert len(calls) == 2  # one per host call (the two vmapped chains make one call)
-    monkeypatch.setattr(light, "TRIM_ABOVE_BYTES", 65)
+    assert len(calls) == 3  # one per host call (the two vmapped chains make one call)
+    monkeypatch.setattr(assignments, "TRIM_ABOVE_BYTES", 65)
     steps()
-    assert len(calls) == 3  # the assignments step's 64 bytes (z, n_dk, n_wk) are now below it
+    assert len(calls) == 4  # the assignments steps' 64 bytes (z, n_dk, n_wk) are now below it

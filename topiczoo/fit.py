@@ -327,8 +327,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
       max_iterations: the budget of ``until_rhat`` (default 8 x ``num_iterations``).
       start: a :class:`FitResult` of the same model, corpus and number of chains whose last
         states the chains continue from, with this call's ``sampler``: any sampler of the
-        family whose state has the same parts (``"exact"`` and ``"exact:eta=coordinate"``,
-        say, but not ``"light"``, which keeps no V x K counts). Iterations are counted on from
+        family whose state has the same parts (every sampler of the parametric family: a run
+        of ``"exact"`` can go on with ``"light"``, say). Iterations are counted on from
         ``start``'s, so ``num_iterations`` (the total) must exceed them; the chains' random
         keys come from ``start``'s states (``seed`` is only recorded); the result holds the
         draws and snapshots of this call's iterations only. A ``checkpoint`` that exists

@@ -1,6 +1,6 @@
 """Resident memory of long fits: ask the C allocator to give large freed blocks back.
 
-A fit's host blocks (the light sweep's counts, the eta pass's sparse zbar, the callbacks'
+A fit's host blocks (the sweeps' counts, the eta pass's sparse zbar, the callbacks'
 outputs and XLA's copies of them) allocate and free blocks of 1-90 MB at every iteration.
 glibc's malloc maps a block of 128 KiB or more on its own and unmaps it when freed, but each
 such free raises that threshold to the freed size (up to 32 MiB), so from then on the blocks
@@ -11,11 +11,12 @@ with glibc's default (8 runs) and 862-902 MB with a fixed threshold of 1 MiB (5 
 the same speed (``studies/light_20news.py --part rss``).
 
 :func:`trim_free_memory` gives the free pages of those heaps back to the system
-(glibc's ``malloc_trim``). It changes no setting, so the light sampler calls it after every
-host sweep whose counts take 1 MiB or more (``kernels.light.TRIM_ABOVE_BYTES``; 1-5 ms a call,
-under 1% of a K = 400 iteration; about 0.07 ms on small data): a light fit of 40 iterations
-then peaked at 933-953 MB (5 runs) against 1,030-1,148 MB without it (4 runs, each beside one
-of those), at the same speed.
+(glibc's ``malloc_trim``). It changes no setting, so the parametric family's
+samplers call it after every host sweep whose counts take 1 MiB or more
+(``kernels.assignments.TRIM_ABOVE_BYTES``; 1-5 ms a call, under 1% of a K = 400 iteration;
+about 0.07 ms on small data): a light fit of 40 iterations then peaked at 933-967 MB (6 runs)
+against 1,030-1,148 MB without it (4 runs, each beside one of those), at the same speed; an
+exact one at 957 MB.
 
 :func:`return_large_blocks_to_os` fixes the threshold, which keeps the heaps from filling with
 such blocks at all (862-902 MB above). It is a setting of the whole process, so the library

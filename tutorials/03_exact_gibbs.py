@@ -411,8 +411,8 @@ def chain_frequencies(model, seed=0, num_chains=4):
     kernel = GibbsKernel(model, VOCAB, task=model.task_of(corpus))
     mcmc = MCMC(kernel, num_warmup=200, num_samples=CHAIN_LENGTH, num_chains=num_chains,
                 chain_method="vectorized", progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), model.corpus_data(corpus), extra_fields=("state.topics.z",))
-    z = np.asarray(mcmc.get_extra_fields()["state.topics.z"])     # [draws, N]
+    mcmc.run(jax.random.PRNGKey(seed), model.corpus_data(corpus), extra_fields=("state.z",))
+    z = np.asarray(mcmc.get_extra_fields()["state.z"])     # [draws, N]
     index = (z << np.arange(NUM_TOKENS)).sum(1)
     return np.bincount(index, minlength=2 ** NUM_TOKENS) / len(index)
 

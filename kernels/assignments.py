@@ -1,0 +1,211 @@
+"""Z steps for chains whose state holds the topic assignments alone.
+
+A sweep of the parametric family needs the counts n_dk [D, K], n_wk [V, K] and n_k [K] of the
+assignments z. Kept in the chain state, n_wk (at K = 400 on 20news 86 MB) is copied into the
+host callback and back out to XLA at every call and held by the state besides. Here the chain
+state holds z (and n_dk, which zbar needs) and the host rebuilds the counts from z at every call
+(O(N) into fresh zeroed arrays), runs the sweep on them in place, computes log p(W | Z) of the
+new z from those counts (O(N + K), :func:`_consume_log_likelihood`) and drops them. The sweep
+is any in-place sweep over (z, n_dk, n_wk, n_k): the collapsed Gibbs sweep
+(:func:`collapsed_assignments_step`, ``kernels.topics``) or the light Metropolis-Hastings sweep
+(``kernels.light.light_assignments_step``). Counts are a function of z, so such a step draws
+exactly what the same sweep draws from a state that carries them (same seed, same z).
+
+Measured on 20news, 20 tasks, K = 400, one chain, 40 iterations in a fresh process
+(``studies/light_20news.py --part rss``): the exact sampler's fit peaked at 1,747 MB (1,506 MB
+with large blocks returned to the system) while its state held the counts (a TopicState), and
+at 957 MB (845 MB) with this step; the light sampler's, which has used it from the start, at
+967 MB (848 MB).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+
+from topiczoo.kernels.topics import _collapsed_sweep, _seed_from_key
+from topiczoo.memory import trim_free_memory
+
+#: A host sweep whose arrays (z and the counts) take this many bytes or more gives the free
+#: pages of glibc's heaps back after it (``topiczoo.memory.trim_free_memory``, about 0.1-5 ms):
+#: blocks of a few MB fragment the heaps, while on small data the trim would only cost time.
+TRIM_ABOVE_BYTES = 1 << 20
+
+
+def trim_after(nbytes: int) -> None:
+    """Give glibc's free heap pages back after a host sweep whose arrays took ``nbytes``
+    bytes, when that is :data:`TRIM_ABOVE_BYTES` or more."""
+    if nbytes >= TRIM_ABOVE_BYTES:
+        trim_free_memory()
+
+
+@numba.njit(cache=True, nogil=True)
+def _word_token_index(words, vocab_size, word_offsets, word_tokens):
+    """Counting sort of token indices by word: word_tokens[word_offsets[w]:word_offsets[w+1]]
+    are the tokens of word w, in corpus order."""
+    word_offsets[:] = 0
+    for i in range(words.shape[0]):
+        word_offsets[words[i] + 1] += 1
+    for w in range(vocab_size):
+        word_offsets[w + 1] += word_offsets[w]
+    fill = word_offsets[:-1].copy()
+    for i in range(words.shape[0]):
+        w = words[i]
+        word_tokens[fill[w]] = i
+        fill[w] += 1
+
+
+def word_token_index(words, vocab_size: int):
+    """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word.
+
+    A property of the data only: build it once per corpus and pass it to the light steps
+    (``kernels.light``; it is rebuilt on every call otherwise, O(N + V)).
+    """
+    words = np.ascontiguousarray(words, np.int32)
+    word_offsets = np.zeros(int(vocab_size) + 1, np.int64)
+    word_tokens = np.empty(words.shape[0], np.int32)
+    _word_token_index(words, int(vocab_size), word_offsets, word_tokens)
+    if word_offsets[-1] >= 2**31:
+        raise ValueError("more than 2^31 - 1 tokens")
+    return word_offsets.astype(np.int32), word_tokens
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
+    """Counts of assignments z into zeroed n_dk, n_wk, n_k (O(N))."""
+    for d in range(doc_offsets.shape[0] - 1):
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            k = z[i]
+            n_dk[d, k] += 1
+            n_wk[words[i], k] += 1
+            n_k[k] += 1
+
+
+_LGAMMA_TABLE = 1024  # counts below this get their log-gamma terms from a table
+
+
+@numba.njit(cache=True, nogil=True)
+def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
+    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
+    in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
+    by row), each counted once and then set to 0, so n_wk is all zeros on return."""
+    v_beta = n_wk.shape[0] * beta
+    lgamma_beta = math.lgamma(beta)
+    total = 0.0
+    for k in range(n_k.shape[0]):
+        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
+    # most counts are small: their terms from a table (the same values, 40 ns a call saved)
+    table = np.empty(_LGAMMA_TABLE)
+    for count in range(_LGAMMA_TABLE):
+        table[count] = math.lgamma(count + beta) - lgamma_beta
+    for w in range(word_offsets.shape[0] - 1):
+        for p in range(word_offsets[w], word_offsets[w + 1]):
+            k = z[word_tokens[p]]
+            count = n_wk[w, k]
+            if count > 0:
+                if count < _LGAMMA_TABLE:
+                    total += table[count]
+                else:
+                    total += math.lgamma(count + beta) - lgamma_beta
+                n_wk[w, k] = 0
+    return total
+
+
+def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int):
+    """The host side of an assignments step (module docstring): counts rebuilt from z, one
+    ``sweep`` on them, log p(W | Z) of the new z from the counts before they are dropped.
+
+    ``sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
+    seed)`` updates z and the counts in place (eta, psi, rho float64; seed int); None computes
+    the log-likelihood of z alone (:func:`assignments_log_likelihood`). Under
+    ``vmap_method="expand_dims"`` every argument has a leading chain axis and each chain is
+    swept in turn."""
+
+    def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
+        if w_off.shape[0] == 0:
+            w_off, w_tok = word_token_index(words, vocab_size)
+        n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
+        n_wk = np.zeros((vocab_size, num_topics), np.int32)
+        n_k = np.zeros(num_topics, np.int32)
+        _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
+        if sweep is not None:
+            sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, int(seed))
+        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
+
+    def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
+        inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
+        inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
+        seed = np.asarray(seed)
+        z = np.asarray(z)
+        if z.ndim == 1:
+            z = np.array(z, dtype=np.int32)
+            n_dk, log_lik = one_chain(z, *inputs, seed)
+            out = z, n_dk, np.float32(log_lik)
+        else:
+            inputs.append(seed)
+            num = max(a.shape[0] for a in (z, *inputs))
+            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
+            chains = [one_chain(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
+                      for chain in range(num)]
+            out = (z, np.stack([n_dk for n_dk, _ in chains]),
+                   np.array([log_lik for _, log_lik in chains], np.float32))
+        # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
+        trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
+        return out
+
+    return host
+
+
+def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+                         word_offsets=None, word_tokens=None):
+    """(z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 []) from ``host``
+    (:func:`host_assignments_step`) through ``jax.pure_callback``; works under jit and vmap."""
+    if word_offsets is None:
+        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
+    num_docs = doc_offsets.shape[-1] - 1
+    out_shape = (jax.ShapeDtypeStruct(z.shape, jnp.int32),
+                 jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
+                 jax.ShapeDtypeStruct((), jnp.float32))
+    return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
+                             eta, psi, rho, _seed_from_key(key), vmap_method="expand_dims")
+
+
+def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
+                               beta: float, *, num_topics: int, vocab_size: int):
+    """One collapsed Gibbs sweep over every token (``kernels.topics.collapsed_topics_step``,
+    the papers' sampler) for a chain whose state holds the assignments alone.
+
+    Args:
+      key: JAX PRNG key; the host seed is derived from it (the same as
+        ``collapsed_topics_step``'s, so both draw the same z from the same state).
+      z: int32 [N] topic assignments; words: int32 [N]; doc_offsets: int32 [D+1].
+      eta: float32 [T, K] (T = 0 for LDA); psi, rho: float32 [T, D] (Gaussian form).
+      alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
+      num_topics, vocab_size: K and V (static).
+    Returns (z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 [] in nats) after the sweep.
+    Works under jit, vmap (chains) and lax loops.
+    """
+    alpha, beta = float(alpha), float(beta)
+
+    def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
+        _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
+
+    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
+    return assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics)
+
+
+def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics: int,
+                               vocab_size: int):
+    """log p(W | Z) (nats, float32 []) of assignments z int32 [N] of tokens ``words`` int32
+    [N] (documents ``doc_offsets`` int32 [D+1]), the value of
+    ``kernels.topics.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
+    rebuilt there (no V x K array in XLA). Works under jit and vmap."""
+    host = host_assignments_step(None, float(beta), int(num_topics), int(vocab_size))
+    empty = jnp.zeros((0, num_topics), jnp.float32)
+    nothing = jnp.zeros((0, doc_offsets.shape[-1] - 1), jnp.float32)
+    return assignments_callback(host, jax.random.PRNGKey(0), z, words, doc_offsets, empty,
+                                nothing, nothing, num_topics)[2]
