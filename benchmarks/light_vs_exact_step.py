@@ -22,6 +22,13 @@ the float32 QR that was the default before, and ``light``):
    MCMC objects of both chunk lengths are then cached, as in a long run), then
    ``--fit-rounds`` rounds, the samplers in turn. Median over rounds.
 
+3. **floor**: light's Z sweep alone with no response (T = 0: the document and word proposals
+   only, 6 Metropolis-Hastings steps per token), the numba function called directly on counts
+   rebuilt from the kernel step's start (outside the clock); ``--rounds`` calls after an
+   untimed one. Every light iteration with 6 steps per token costs more than that (its
+   response proposal and exponents, eta, the augmentation, the callback and the counts come
+   on top), so exact fit iteration / floor bounds the ratio exact / light from above.
+
 Ratios exact / light of those medians are the figures of the issue (at least 5 at K = 400),
 one per exact sampler.
 CPU time (``time.process_time``) of this process: the machine is shared, the load average is
@@ -53,12 +60,15 @@ import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.fit import fit  # noqa: E402
+from topiczoo.kernels import assignments, light  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
+from topiczoo.models.parametric import SamplerOptions  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_vs_exact_step.txt")
 SAMPLERS = ("exact", "exact:eta=qr", "light")
+FLOOR = "light floor"
 
 
 def parse_args(argv=None):
@@ -105,6 +115,32 @@ def step_seconds(corpus, num_topics, args):
             chains[name] = jax.block_until_ready(kernels[name].sample(chains[name], (data,), {}))
             if round_:
                 seconds[name].append(time.process_time() - c0)
+    seconds[FLOOR] = floor_seconds(model, data, np.array(start.state.z, np.int32), args.rounds)
+    return seconds
+
+
+def floor_seconds(model, data, z, rounds):
+    """CPU s of light's Z sweep with no response at all (T = 0: plain LDA, the document and
+    word proposals only), the numba function called directly on counts rebuilt from z (outside
+    the clock), ``SamplerOptions.mh_steps`` steps per token: less than any light iteration of
+    that many steps costs (module docstring, 3). One untimed call first."""
+    words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
+    num_docs, num_topics = len(offsets) - 1, model.num_topics
+    vocab_size = int(words.max()) + 1
+    index = assignments.word_token_index(words, vocab_size)
+    none = (np.zeros((0, num_topics)), np.zeros((0, num_docs)), np.zeros((0, num_docs)))
+    seconds = []
+    for round_ in range(rounds + 1):
+        counts = (np.zeros((num_docs, num_topics), np.int32),
+                  np.zeros((vocab_size, num_topics), np.int32), np.zeros(num_topics, np.int32))
+        assignments._fill_counts(z, words, offsets, *counts)
+        arrays = [z.copy(), *counts]
+        c0 = time.process_time()
+        light._light_sweep(*arrays, words, offsets, *index, *none, model.alpha_per_topic,
+                           model.beta, round_, SamplerOptions.mh_steps, False,
+                           np.zeros((3, 2), np.int64))
+        if round_:
+            seconds.append(time.process_time() - c0)
     return seconds
 
 
@@ -152,7 +188,8 @@ def main(argv=None):
         fits = fit_seconds(corpus, k, args)
         load_after = os.getloadavg()
         row = {"K": k, **{f"step {s}": float(np.median(steps[s])) for s in args.samplers},
-               **{f"fit {s}": float(np.median(fits[s])) for s in args.samplers}}
+               **{f"fit {s}": float(np.median(fits[s])) for s in args.samplers},
+               FLOOR: float(np.median(steps[FLOOR]))}
         rows.append(row)
         log(f"\nK={k} (load average before {load[0]:.1f}, after {load_after[0]:.1f}): CPU s")
         for s in args.samplers:
@@ -161,6 +198,8 @@ def main(argv=None):
         for s in args.samplers:
             log(f"  fit iter.   {s:<{width}} " + " ".join(f"{x:7.3f}" for x in fits[s])
                 + f"   median {row[f'fit {s}']:7.3f}")
+        log(f"  {FLOOR} (Z sweep, T = 0) " + " ".join(f"{x:7.3f}" for x in steps[FLOOR])
+            + f"   median {row[FLOOR]:7.3f}")
 
     log("\nsummary: median CPU s per iteration; ratio exact / light, per exact sampler")
     head = (f"{'K':>4} | {'sampler':<{width}} | {'step':>7} | {'ratio':>6} | {'fit':>7} | "
@@ -174,6 +213,13 @@ def main(argv=None):
                 f"{step / r['step light']:6.2f}", f"{fit_ / r['fit light']:6.2f}")
             log(f"{r['K']:4d} | {s:<{width}} | {step:7.3f} | {ratios[0]:>6} | {fit_:7.3f} | "
                 f"{ratios[1]:>6}")
+    log(f"\n{FLOOR}: light's Z sweep with no response (T = 0, {SamplerOptions.mh_steps} "
+        "Metropolis-Hastings steps per token, numba called directly), CPU s; exact fit "
+        "iteration / floor: the largest exact / light ratio that any light iteration with that "
+        "many steps per token could reach")
+    for r in rows:
+        log(f"{r['K']:4d} | floor {r[FLOOR]:7.3f} | " + " | ".join(
+            f"{s} / floor {r[f'fit {s}'] / r[FLOOR]:5.2f}" for s in args.samplers[:-1]))
     with open(args.out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"wrote {os.path.relpath(args.out)}")

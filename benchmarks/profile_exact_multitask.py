@@ -272,6 +272,12 @@ def tomotopy_seconds(corpus, num_topics, args):
 
 def main(argv=None):
     args = parse_args(argv)
+    if not args.no_tomotopy:  # before minutes of our own timings, not after
+        try:
+            import tomotopy  # noqa: F401
+        except ImportError:
+            raise SystemExit("tomotopy is not installed: pip install tomotopy, or pass "
+                             "--no-tomotopy") from None
     lines = []
 
     def log(text=""):
