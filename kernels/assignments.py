@@ -175,7 +175,8 @@ def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_to
 
 
 def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
-                               beta: float, *, num_topics: int, vocab_size: int):
+                               beta: float, *, num_topics: int, vocab_size: int,
+                               log_likelihood: bool = False):
     """One collapsed Gibbs sweep over every token (``kernels.topics.collapsed_topics_step``,
     the papers' sampler) for a chain whose state holds the assignments alone.
 
@@ -186,8 +187,11 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
       eta: float32 [T, K] (T = 0 for LDA); psi, rho: float32 [T, D] (Gaussian form).
       alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
       num_topics, vocab_size: K and V (static).
-    Returns (z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 [] in nats) after the sweep.
-    Works under jit, vmap (chains) and lax loops.
+      log_likelihood (static): also return log p(W | Z) of the new z (nats), computed from the
+        host's counts in O(N + K) before they are dropped.
+    Returns (z int32 [N], n_dk int32 [D, K]) after the sweep, and float32 [] log p(W | Z) with
+    ``log_likelihood`` (as ``kernels.light.light_assignments_step``). Works under jit, vmap
+    (chains) and lax loops.
     """
     alpha, beta = float(alpha), float(beta)
 
@@ -195,7 +199,8 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
         _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
 
     host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
-    return assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics)
+    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics)
+    return out if log_likelihood else out[:2]
 
 
 def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics: int,

@@ -89,7 +89,6 @@ xoshiro256** seeded from the JAX key.
 
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 import numba

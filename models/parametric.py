@@ -428,8 +428,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
                 *args, num_topics=num_topics, vocab_size=vocab_size,
                 num_steps=options.mh_steps, combination=options.proposals, log_likelihood=True)
         else:
-            z, n_dk, log_lik = collapsed_assignments_step(*args, num_topics=num_topics,
-                                                          vocab_size=vocab_size)
+            z, n_dk, log_lik = collapsed_assignments_step(
+                *args, num_topics=num_topics, vocab_size=vocab_size, log_likelihood=True)
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:

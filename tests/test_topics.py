@@ -212,6 +212,43 @@ def test_callback_chains_match_single_sweeps():
     np.testing.assert_array_equal(np.asarray(out.z[1]), np.asarray(single.z))
 
 
+def test_assignments_step_is_the_topic_state_step():
+    """The exact sampler's step (``kernels.assignments.collapsed_assignments_step``: z alone
+    in, the counts rebuilt on the host) draws the z and n_dk of the TopicState step with the
+    same key, unbatched and under vmap, and its log-likelihood is that of the new z."""
+    from topiczoo.kernels.assignments import collapsed_assignments_step
+
+    num_topics = 4
+    rng = np.random.default_rng(11)
+    words, offsets = _corpus(rng, LENGTHS)
+    eta, psi, rho = (jnp.asarray(a, jnp.float32)
+                     for a in _responses(rng, 2, num_topics, len(LENGTHS)))
+    states = [_state(rng, words, offsets, num_topics) for _ in range(2)]
+    data = (jnp.asarray(words), jnp.asarray(offsets), eta, psi, rho, ALPHA, BETA)
+
+    def z_step(key, z):
+        return collapsed_assignments_step(key, z, *data, num_topics=num_topics,
+                                          vocab_size=VOCAB, log_likelihood=True)
+
+    keys = jax.random.split(jax.random.PRNGKey(4), 2)
+    zs = jnp.asarray(np.stack([s[0] for s in states]))
+    batched = jax.jit(jax.vmap(z_step))(keys, zs)
+    for chain, state in enumerate(states):
+        full = jax.jit(lambda k, t: collapsed_topics_step(k, t, *data))(
+            keys[chain], TopicState(*(jnp.asarray(a) for a in state)))
+        z, n_dk, log_lik = jax.jit(z_step)(keys[chain], zs[chain])
+        np.testing.assert_array_equal(np.asarray(z), np.asarray(full.z))
+        np.testing.assert_array_equal(np.asarray(n_dk), np.asarray(full.n_dk))
+        assert float(log_lik) == pytest.approx(float(collapsed_log_likelihood(full, BETA)),
+                                               rel=1e-6)
+        for x, y in zip(batched, (z, n_dk, log_lik)):
+            np.testing.assert_array_equal(np.asarray(x[chain]), np.asarray(y))
+    assert not np.array_equal(np.asarray(batched[0][0]), np.asarray(zs[0]))  # it did sweep
+    # without the log-likelihood: (z, n_dk) only
+    assert len(collapsed_assignments_step(keys[0], zs[0], *data, num_topics=num_topics,
+                                          vocab_size=VOCAB)) == 2
+
+
 # ---------------------------------------------------------------------------------------------
 # The exact sweep against the exact distribution of Z given eta, psi, rho
 #
