@@ -181,14 +181,20 @@ def test_full_table_falls_back_to_log_space(monkeypatch):
     assert all(0 < n < sum(LENGTHS) for n in log_space), log_space
 
 
-def test_callback_chains_match_single_sweeps():
-    """Under vmap each chain is swept like an unbatched call, and the inputs are left intact."""
-    num_topics = 4
-    rng = np.random.default_rng(9)
+def _two_chains(seed, num_tasks, num_topics=4):
+    """A corpus of LENGTHS, float32 eta, psi, rho of ``num_tasks`` tasks and two random
+    states (z and counts) for chains of ``num_topics`` topics."""
+    rng = np.random.default_rng(seed)
     words, offsets = _corpus(rng, LENGTHS)
     eta, psi, rho = (jnp.asarray(a, jnp.float32)
-                     for a in _responses(rng, 1, num_topics, len(LENGTHS)))
-    states = [_state(rng, words, offsets, num_topics) for _ in range(2)]
+                     for a in _responses(rng, num_tasks, num_topics, len(LENGTHS)))
+    return words, offsets, eta, psi, rho, [_state(rng, words, offsets, num_topics)
+                                           for _ in range(2)]
+
+
+def test_callback_chains_match_single_sweeps():
+    """Under vmap each chain is swept like an unbatched call, and the inputs are left intact."""
+    words, offsets, eta, psi, rho, states = _two_chains(9, 1)
     batched = TopicState(*(jnp.asarray(np.stack(parts)) for parts in zip(*states)))
     before = [np.array(a) for a in batched]
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
@@ -219,11 +225,7 @@ def test_assignments_step_is_the_topic_state_step():
     from topiczoo.kernels.assignments import collapsed_assignments_step
 
     num_topics = 4
-    rng = np.random.default_rng(11)
-    words, offsets = _corpus(rng, LENGTHS)
-    eta, psi, rho = (jnp.asarray(a, jnp.float32)
-                     for a in _responses(rng, 2, num_topics, len(LENGTHS)))
-    states = [_state(rng, words, offsets, num_topics) for _ in range(2)]
+    words, offsets, eta, psi, rho, states = _two_chains(11, 2, num_topics)
     data = (jnp.asarray(words), jnp.asarray(offsets), eta, psi, rho, ALPHA, BETA)
 
     def z_step(key, z):
