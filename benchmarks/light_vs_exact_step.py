@@ -115,18 +115,18 @@ def step_seconds(corpus, num_topics, args):
             chains[name] = jax.block_until_ready(kernels[name].sample(chains[name], (data,), {}))
             if round_:
                 seconds[name].append(time.process_time() - c0)
-    seconds[FLOOR] = floor_seconds(model, data, np.array(start.state.z, np.int32), args.rounds)
+    seconds[FLOOR] = floor_seconds(model, data, np.array(start.state.z, np.int32),
+                                   corpus.vocab_size, args.rounds)
     return seconds
 
 
-def floor_seconds(model, data, z, rounds):
+def floor_seconds(model, data, z, vocab_size, rounds):
     """CPU s of light's Z sweep with no response at all (T = 0: plain LDA, the document and
     word proposals only), the numba function called directly on counts rebuilt from z (outside
     the clock), ``SamplerOptions.mh_steps`` steps per token: less than any light iteration of
     that many steps costs (module docstring, 3). One untimed call first."""
     words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
     num_docs, num_topics = len(offsets) - 1, model.num_topics
-    vocab_size = int(words.max()) + 1
     index = assignments.word_token_index(words, vocab_size)
     none = (np.zeros((0, num_topics)), np.zeros((0, num_docs)), np.zeros((0, num_docs)))
     seconds = []

@@ -39,6 +39,7 @@ import numpy as np  # noqa: E402
 
 from _harness import RESULTS, command_line, ensure_dir, log, mean_sd, write_json  # noqa: E402
 from topiczoo import load_folds  # noqa: E402
+from topiczoo.metrics import predictive_r2  # noqa: E402
 
 MODELS = ("ridge", "lasso")
 RIDGE_ALPHAS = np.logspace(-6, 2, 33)
@@ -49,11 +50,6 @@ def word_distribution(corpus) -> np.ndarray:
     test document left without tokens by the training vocabulary is a row of zeros)."""
     counts = corpus.document_term_matrix().astype(np.float64)
     return counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
-
-
-def r2(y: np.ndarray, yhat: np.ndarray) -> float:
-    """Predictive R^2 of predictions ``yhat`` [D] of responses ``y`` [D]."""
-    return float(1.0 - np.sum((y - yhat) ** 2) / np.sum((y - y.mean()) ** 2))
 
 
 def pooling_sums(y: np.ndarray, yhat: np.ndarray) -> dict:
@@ -109,7 +105,7 @@ def run(args) -> list[dict]:
                 yhat, chosen = fit_predict(model, x_train, y_train, x_test)
                 records.append({
                     "preprocessing": prep, "fold": data.fold, "model": model,
-                    "vocab_size": data.train.vocab_size, "r2": r2(y_test, yhat),
+                    "vocab_size": data.train.vocab_size, "r2": predictive_r2(y_test, yhat),
                     **pooling_sums(y_test, yhat),
                     "seconds": time.perf_counter() - tic, **chosen})
                 log(f"{prep} fold {data.fold} {model}: R^2 {records[-1]['r2']:.4f} "

@@ -1,5 +1,5 @@
 """topiczoo.memory: the allocator setting and the trim that keep long fits' resident memory
-down, and the light sampler's use of the trim."""
+down, and the parametric samplers' use of the trim."""
 
 from __future__ import annotations
 
