@@ -10,10 +10,11 @@ alpha = 1/K per topic, beta = 0.01, nu2 = 1), one chain, one thread, for each K 
    (``GibbsKernel(...).sampler.blocks``: eta, topics, augmentation) and its ``monitors``,
    jitted on its own, and the whole kernel step (``kernel.sample``, jitted, what numpyro
    calls); inside them: the parts of the topic block's host side (:func:`host_parts`: the
-   word index, the counts rebuilt from z, the numba sweep called directly, with
-   ``--sampler light`` the response tables within it, the log-likelihood pass; the topic
-   block less them is the callback's own cost) and the hinge augmentation's draw. Medians
-   over ``--calls`` calls of process CPU time (wall in parentheses).
+   counts rebuilt from z, the numba sweep called directly, with ``--sampler light`` the
+   response tables within it, the log-likelihood pass; the topic block less them is the
+   callback's own cost; the word index is built once, with the data) and the hinge
+   augmentation's draw. Medians over ``--calls`` calls of process CPU time (wall in
+   parentheses).
 2. **fit**: seconds per iteration of ``fit(model, corpus, num_chains=1)`` (numpyro's MCMC,
    the monitors collected per draw): (t(2 + n) - t(2)) / n with n = ``--iterations``, after
    an untimed run of 2 + n iterations (compilation; numpyro's MCMC objects of both runs'
@@ -125,16 +126,14 @@ def parts(corpus, num_topics, args):
     return out, detail
 
 
-HOST_PARTS = ("word -> tokens index", "counts rebuilt from z", "numba sweep (called directly)",
-              "log-likelihood pass")
+HOST_PARTS = ("counts rebuilt from z", "numba sweep (called directly)", "log-likelihood pass")
 
 
 def host_parts(model, sampler, vocab_size, state, data, calls):
     """CPU and wall seconds of the parts of the topic block's host side (both samplers:
-    ``kernels.assignments.host_assignments_step``): the word -> tokens index, the counts
-    rebuilt from z, the numba sweep (the collapsed one, or the light one and, inside it, its
-    response tables alone: two per document, as the sweep builds them, from the state's
-    topics), the log-likelihood pass."""
+    ``kernels.assignments.host_assignments_step``): the counts rebuilt from z, the numba sweep
+    (the collapsed one, or the light one and, inside it, its response tables alone: two per
+    document, as the sweep builds them, from the state's topics), the log-likelihood pass."""
     psi, rho = model.response.gaussian_form(data.y, state.augmentation)
     words, offsets = np.asarray(data.words), np.asarray(data.doc_offsets)
     eta, psi, rho = (np.asarray(a, np.float64) for a in (state.eta, psi, rho))
@@ -165,13 +164,11 @@ def host_parts(model, sampler, vocab_size, state, data, calls):
     def log_likelihood(arrays):
         assignments._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)
 
-    out = {HOST_PARTS[0]: timed(lambda: assignments.word_token_index(words, vocab_size), calls),
-           HOST_PARTS[1]: timed(counts, calls),
-           HOST_PARTS[2]: timed_with(sweep, fresh, calls)}
+    out = {HOST_PARTS[0]: timed(counts, calls), HOST_PARTS[1]: timed_with(sweep, fresh, calls)}
     if sampler.startswith("light"):
         out["  of which response tables"] = timed(
             lambda: _response_tables(z0, offsets, eta, psi, rho), calls)
-    out[HOST_PARTS[3]] = timed_with(log_likelihood, fresh, calls)
+    out[HOST_PARTS[2]] = timed_with(log_likelihood, fresh, calls)
     return out
 
 

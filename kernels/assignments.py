@@ -62,8 +62,9 @@ def _word_token_index(words, vocab_size, word_offsets, word_tokens):
 def word_token_index(words, vocab_size: int):
     """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word.
 
-    A property of the data only: build it once per corpus and pass it to the light steps
-    (``kernels.light``; it is rebuilt on every call otherwise, O(N + V)).
+    A property of the data only: build it once per corpus (``kernels.gibbs.corpus_arrays``
+    with V does, into the ``CorpusData``) and pass it to the steps; they rebuild it at every
+    call otherwise (O(N + V), 6-8 ms on 20news).
     """
     words = np.ascontiguousarray(words, np.int32)
     word_offsets = np.zeros(int(vocab_size) + 1, np.int64)
@@ -176,6 +177,7 @@ def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_to
 
 def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
                                beta: float, *, num_topics: int, vocab_size: int,
+                               word_offsets=None, word_tokens=None,
                                log_likelihood: bool = False):
     """One collapsed Gibbs sweep over every token (``kernels.topics.collapsed_topics_step``,
     the papers' sampler) for a chain whose state holds the assignments alone.
@@ -187,6 +189,8 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
       eta: float32 [T, K] (T = 0 for LDA); psi, rho: float32 [T, D] (Gaussian form).
       alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
       num_topics, vocab_size: K and V (static).
+      word_offsets, word_tokens: the data's :func:`word_token_index` (int32 [V+1], int32 [N]),
+        which the log-likelihood pass reads; computed on every call if omitted.
       log_likelihood (static): also return log p(W | Z) of the new z (nats), computed from the
         host's counts in O(N + K) before they are dropped.
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep, and float32 [] log p(W | Z) with
@@ -198,19 +202,23 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
     def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
 
+    if (word_offsets is None) != (word_tokens is None):
+        raise ValueError("pass both word_offsets and word_tokens, or neither")
     host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
-    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics)
+    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+                               word_offsets, word_tokens)
     return out if log_likelihood else out[:2]
 
 
 def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics: int,
-                               vocab_size: int):
+                               vocab_size: int, word_offsets=None, word_tokens=None):
     """log p(W | Z) (nats, float32 []) of assignments z int32 [N] of tokens ``words`` int32
     [N] (documents ``doc_offsets`` int32 [D+1]), the value of
     ``kernels.topics.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
-    rebuilt there (no V x K array in XLA). Works under jit and vmap."""
+    rebuilt there (no V x K array in XLA); ``word_offsets``, ``word_tokens``: the data's
+    :func:`word_token_index`, computed if omitted. Works under jit and vmap."""
     host = host_assignments_step(None, float(beta), int(num_topics), int(vocab_size))
     empty = jnp.zeros((0, num_topics), jnp.float32)
     nothing = jnp.zeros((0, doc_offsets.shape[-1] - 1), jnp.float32)
     return assignments_callback(host, jax.random.PRNGKey(0), z, words, doc_offsets, empty,
-                                nothing, nothing, num_topics)[2]
+                                nothing, nothing, num_topics, word_offsets, word_tokens)[2]

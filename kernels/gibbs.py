@@ -48,12 +48,18 @@ class CorpusData(NamedTuple):
     doc_ids:     int32 [N]     document of each token
     doc_offsets: int32 [D+1]   tokens of d are words[doc_offsets[d]:doc_offsets[d+1]]
     y:           float32 [T, D] responses coded by the model's response (T = 0 if none)
+    word_offsets, word_tokens: int32 [V+1], int32 [N] the tokens of each word
+                 (``kernels.assignments.word_token_index``), built once with the data for the
+                 host sweeps that read it; None where the family does not use it (a sweep
+                 then builds it at each call)
     """
 
     words: jax.Array
     doc_ids: jax.Array
     doc_offsets: jax.Array
     y: jax.Array
+    word_offsets: jax.Array | None = None
+    word_tokens: jax.Array | None = None
 
 
 class Sampler(NamedTuple):
@@ -100,12 +106,18 @@ class ChainState(NamedTuple):
     rng_key: jax.Array
 
 
-def corpus_arrays(words, doc_offsets, y) -> CorpusData:
-    """:class:`CorpusData` from token word ids [N], offsets [D+1] and coded responses [T, D]."""
+def corpus_arrays(words, doc_offsets, y, vocab_size: int | None = None) -> CorpusData:
+    """:class:`CorpusData` from token word ids [N], offsets [D+1] and coded responses [T, D];
+    with ``vocab_size`` (V) also the word -> tokens index (O(N + V), once)."""
+    from topiczoo.kernels.assignments import word_token_index
+
     offsets = np.asarray(doc_offsets)
     doc_ids = np.repeat(np.arange(len(offsets) - 1, dtype=np.int32), np.diff(offsets))
+    index = (None, None)
+    if vocab_size is not None:
+        index = tuple(jnp.asarray(a) for a in word_token_index(words, vocab_size))
     return CorpusData(jnp.asarray(words, jnp.int32), jnp.asarray(doc_ids, jnp.int32),
-                      jnp.asarray(offsets, jnp.int32), jnp.asarray(y, jnp.float32))
+                      jnp.asarray(offsets, jnp.int32), jnp.asarray(y, jnp.float32), *index)
 
 
 def init_chain(sampler: Sampler, key, data: CorpusData) -> ChainState:

@@ -251,7 +251,7 @@ class TopicModel:
             y = np.zeros((0, corpus.num_docs), np.float32)
         else:
             y = self.response.encode(task.to_tasks(corpus.labels))
-        return corpus_arrays(corpus.words, corpus.doc_offsets, y)
+        return corpus_arrays(corpus.words, corpus.doc_offsets, y, corpus.vocab_size)
 
     # ------------------------------------------------------------------ declaration
     def declaration_for(self, vocab_size: int):
@@ -413,7 +413,9 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         num_docs = data.doc_offsets.shape[0] - 1
         n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[data.doc_ids, z].add(1)
         log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
-                                             num_topics=num_topics, vocab_size=vocab_size)
+                                             num_topics=num_topics, vocab_size=vocab_size,
+                                             word_offsets=data.word_offsets,
+                                             word_tokens=data.word_tokens)
         return ParametricState(z, n_dk, data.words, log_lik, eta, aug)
 
     def topics_block(key, state, data):
@@ -423,13 +425,13 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         psi, rho = _gaussian_form(model, state, data)
         args = (key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
                 model.alpha_per_topic, model.beta)
+        shared = dict(num_topics=num_topics, vocab_size=vocab_size, log_likelihood=True,
+                      word_offsets=data.word_offsets, word_tokens=data.word_tokens)
         if options.name == "light":
             z, n_dk, log_lik = light_assignments_step(
-                *args, num_topics=num_topics, vocab_size=vocab_size,
-                num_steps=options.mh_steps, combination=options.proposals, log_likelihood=True)
+                *args, num_steps=options.mh_steps, combination=options.proposals, **shared)
         else:
-            z, n_dk, log_lik = collapsed_assignments_step(
-                *args, num_topics=num_topics, vocab_size=vocab_size, log_likelihood=True)
+            z, n_dk, log_lik = collapsed_assignments_step(*args, **shared)
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:

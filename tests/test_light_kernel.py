@@ -303,5 +303,40 @@ def test_interrupted_light_fit_resumes_to_the_same_draws(tmp_path):
     np.testing.assert_allclose(zbar.sum(1), 1.0, rtol=1e-6)
 
 
+@pytest.mark.parametrize("sampler", ["exact", "light"])
+def test_fit_builds_the_word_index_once(monkeypatch, sampler):
+    """The word -> tokens index is built with the data (into the CorpusData) and read by every
+    host step of the fit, the initial log-likelihood included; a step that rebuilt it would
+    count here once per iteration (and per chain)."""
+    import topiczoo.kernels.assignments as assignments
+    from chains import small_corpus
+    from topiczoo.fit import fit
+
+    built = []
+    real = assignments.word_token_index
+    monkeypatch.setattr(assignments, "word_token_index",
+                        lambda *args: built.append(1) or real(*args))
+    corpus = small_corpus()
+    fit(gslda(3, c=2.0), corpus, sampler=sampler, num_chains=2, num_iterations=4,
+        num_burnin=2, num_snapshots=1, seed=0, progress=False)
+    assert len(built) == 1
+
+
+def test_the_word_index_leaves_the_corpus_fingerprint_alone():
+    """Checkpoints name their corpus by fingerprint: data with and without the word index
+    (a function of the words) are the same corpus, another response is not."""
+    from topiczoo.fit import corpus_fingerprint
+    from topiczoo.kernels.gibbs import corpus_arrays
+
+    words = np.concatenate(DOCS).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in DOCS])])
+    y = np.asarray([LABELS], np.float32)
+    with_index = corpus_arrays(words, offsets, y, VOCAB)
+    assert with_index.word_tokens.shape == words.shape
+    assert corpus_fingerprint(with_index) == corpus_fingerprint(corpus_arrays(words, offsets, y))
+    assert corpus_fingerprint(with_index) != corpus_fingerprint(
+        corpus_arrays(words, offsets, 1.0 - y, VOCAB))
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q", "-s"]))

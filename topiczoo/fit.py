@@ -53,7 +53,7 @@ from numpyro.util import control_flow_prims_disabled
 
 from topiczoo.corpus import Corpus
 from topiczoo.errors import ConvergenceWarning, interrupts_as_keyboard_interrupt
-from topiczoo.kernels.gibbs import ChainState, GibbsKernel
+from topiczoo.kernels.gibbs import ChainState, CorpusData, GibbsKernel
 from topiczoo.models.checks import whole_number
 
 CHECKPOINT_FORMAT = 1
@@ -233,7 +233,11 @@ def _check_settings(**settings):
 
 
 def corpus_fingerprint(data) -> str:
-    """A short hash of the arrays a sampler reads (tokens, documents, coded responses)."""
+    """A short hash of the arrays a sampler reads (tokens, documents, coded responses): the
+    arrays of ``data`` in order; of a :class:`CorpusData` its first four (its word index is a
+    function of the words, and absent in some)."""
+    if isinstance(data, CorpusData):
+        data = data[:4]
     h = hashlib.sha256()
     for a in data:
         a = np.ascontiguousarray(np.asarray(a))
