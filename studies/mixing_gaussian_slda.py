@@ -12,11 +12,10 @@ movie-scale (4,005 training documents), 4 chains, 500 iterations, in two start s
   its start value is never used) and s2 = 1 (the model's start value). The chains therefore
   differ in the random Z only, and every random Z gives every document nearly uniform topic
   proportions: four draws from one narrow start distribution, not an overdispersed start.
-* ``overdispersed``: a different kind of start per chain, given to ``fit`` through its
-  checkpoint mechanism (a :class:`FitResult` at iteration 0 whose ``ChainState`` holds the
-  chosen ``ParametricState`` of every chain, written with ``save_checkpoint`` as ``.npz``;
-  ``fit(checkpoint=...)`` resumes from it; no package code touched; ``fit`` has no public way
-  to start from given states):
+* ``overdispersed``: a different kind of start per chain, given to ``fit`` as ``start=`` (a
+  :class:`FitResult` at iteration 0 whose ``ChainState`` holds the chosen
+  ``ParametricState`` of every chain; the committed results were run by resuming the same
+  FitResult written as a checkpoint, which draws the same chains):
   chain 0 uniformly random Z, s2 = 1 (as ``default``); chain 1 "rating bands": all tokens of
   document d in topic floor(K rank(y_d) / D), so topics start sorted by rating, s2 = 0.001;
   chain 2 "one topic per document", drawn at random, s2 = 0.1; chain 3 "word partition": each
@@ -36,7 +35,6 @@ the traces), ``mixing_gaussian_slda_<setting>_grb.png`` (the package's own
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -53,7 +51,7 @@ from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import (gelman_rubin_brooks, plot_gelman_rubin_brooks,  # noqa: E402
                                   save_datatree, to_datatree)
-from topiczoo.fit import FitResult, corpus_fingerprint, fit, save_checkpoint  # noqa: E402
+from topiczoo.fit import FitResult, corpus_fingerprint, fit  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.kernels.assignments import assignments_log_likelihood  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
@@ -79,11 +77,11 @@ def overdispersed_assignments(corpus, num_topics, rng) -> list:
     return [a.astype(np.int32) for a in (uniform, bands, per_doc, per_word)]
 
 
-def checkpoint_from_starts(model, corpus, fit_kwargs, start) -> FitResult:
+def result_from_starts(model, corpus, fit_kwargs, start) -> FitResult:
     """A FitResult at iteration 0 whose chain c holds the state ``start(c, one, data)`` (``one``:
     chain c's default start, a ChainState; ``data``: the corpus's CorpusData), described as the
-    run ``fit(model, corpus, **fit_kwargs)`` describes itself, so that ``fit`` accepts it as
-    that run's checkpoint (``load_checkpoint`` refuses it, saying what differs, otherwise)."""
+    run ``fit(model, corpus, **fit_kwargs)`` describes itself: ``fit(..., start=)`` continues
+    it (and would also resume it written as that run's checkpoint)."""
     num_chains, seed = fit_kwargs["num_chains"], fit_kwargs["seed"]
     task = model.task_of(corpus)
     data = model.corpus_data(corpus, task)
@@ -108,7 +106,7 @@ def checkpoint_from_starts(model, corpus, fit_kwargs, start) -> FitResult:
 
 def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
     """The four overdispersed starts (:func:`overdispersed_assignments`, s2 = ``START_S2``) as
-    a checkpoint at iteration 0 (:func:`checkpoint_from_starts`)."""
+    a run at iteration 0 (:func:`result_from_starts`)."""
     if fit_kwargs["num_chains"] != 4:
         raise ValueError("the overdispersed starts are defined for 4 chains")
     zs = overdispersed_assignments(corpus, model.num_topics,
@@ -123,7 +121,7 @@ def overdispersed_result(model, corpus, fit_kwargs) -> FitResult:
         return one.state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik,
                                   augmentation=jnp.full_like(one.state.augmentation, START_S2[c]))
 
-    return checkpoint_from_starts(model, corpus, fit_kwargs, start)
+    return result_from_starts(model, corpus, fit_kwargs, start)
 
 
 def run(data, args, setting) -> dict:
@@ -136,10 +134,8 @@ def run(data, args, setting) -> dict:
     if setting == "default":
         result = fit(model, data.train, **kwargs)
     else:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "start.npz"
-            save_checkpoint(overdispersed_result(model, data.train, kwargs), path)
-            result = fit(model, data.train, checkpoint=path, **kwargs)
+        result = fit(model, data.train, start=overdispersed_result(model, data.train, kwargs),
+                     **kwargs)
     seconds = time.perf_counter() - tic
     tree = to_datatree(result)
     save_datatree(tree, Path(args.out) / f"mixing_gaussian_slda_{setting}.nc")

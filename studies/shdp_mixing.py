@@ -17,13 +17,14 @@ Data: ``movie-scale`` (split seed 0, ratings in [0, 1]), training documents subs
 ``--docs`` (a seeded random choice; default 500 of 4,005) so that 2 x 4 chains x
 ``--iterations`` (default 2,000) fit in about 30 minutes of a shared 2-core machine.
 
-Starts (overdispersed, one kind per chain, handed to ``fit`` through its checkpoint
-mechanism as in ``mixing_gaussian_slda.py``; the same four for both models, with K = 40 topics
-where a start needs a number of topics): chain 0 uniformly random Z (sLDA: over 40 topics;
-sHDP: ``fit``'s own start, 10 topics), s2 = 1; chain 1 "rating bands" (all tokens of
-document d in topic floor(40 rank(y_d) / D)), s2 = 0.001; chain 2 one random topic per
-document, s2 = 0.1; chain 3 a random word -> topic partition, s2 = 10. The sHDP starts have
-stick weights 1 / (K + 1) per occupied topic, alpha = gamma = 1, eta = 0 (eta is drawn first).
+Starts (overdispersed, one kind per chain, handed to ``fit`` as ``start=`` as in
+``mixing_gaussian_slda.py``; the committed results resumed them as a checkpoint, which draws the
+same chains; the same four for both models, with K = 40 topics where a start needs a number of
+topics): chain 0 uniformly random Z (sLDA: over 40 topics; sHDP: ``fit``'s own start, 10
+topics), s2 = 1; chain 1 "rating bands" (all tokens of document d in topic floor(40 rank(y_d) /
+D)), s2 = 0.001; chain 2 one random topic per document, s2 = 0.1; chain 3 a random word -> topic
+partition, s2 = 10. The sHDP starts have stick weights 1 / (K + 1) per occupied topic, alpha =
+gamma = 1, eta = 0 (eta is drawn first).
 
 Shrink factor: ``topiczoo.diagnostics.gelman_rubin_brooks`` (classic R-hat without the df
 correction on the second half of the draws up to each iteration, as coda's ``gelman.plot``),
@@ -36,7 +37,6 @@ writes ``studies/results/shdp_mixing.{md,json,png}``. ``--replot`` redraws from 
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -51,11 +51,11 @@ import numpy as np  # noqa: E402
 from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  # noqa: E402
                       save_figure, saved_args, write_json, write_outputs)
 from mixing_gaussian_slda import (START_NAMES, START_S2, at,  # noqa: E402
-                                  checkpoint_from_starts, overdispersed_assignments,
-                                  overdispersed_result)
+                                  overdispersed_assignments, overdispersed_result,
+                                  result_from_starts)
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import gelman_rubin_brooks, to_datatree  # noqa: E402
-from topiczoo.fit import FitResult, fit, save_checkpoint  # noqa: E402
+from topiczoo.fit import FitResult, fit  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
 from topiczoo.models.shdp import shdp_gaussian  # noqa: E402
 
@@ -81,9 +81,9 @@ def shdp_start(one, z, s2, data, vocab_size):
 
 
 def shdp_overdispersed_result(model, corpus, fit_kwargs, num_topics) -> FitResult:
-    """The sHDP's overdispersed starts as a checkpoint at iteration 0: chain 0 the default
-    start, chains 1-3 :func:`shdp_start` from ``overdispersed_assignments`` over
-    ``num_topics`` topics (``mixing_gaussian_slda.checkpoint_from_starts``)."""
+    """The sHDP's overdispersed starts as a run at iteration 0: chain 0 the default start,
+    chains 1-3 :func:`shdp_start` from ``overdispersed_assignments`` over ``num_topics``
+    topics (``mixing_gaussian_slda.result_from_starts``)."""
     zs = overdispersed_assignments(corpus, num_topics,
                                    np.random.default_rng(fit_kwargs["seed"]))
 
@@ -93,7 +93,7 @@ def shdp_overdispersed_result(model, corpus, fit_kwargs, num_topics) -> FitResul
                                                                  START_S2[c]))
         return shdp_start(one, zs[c], START_S2[c], data, corpus.vocab_size)
 
-    return checkpoint_from_starts(model, corpus, fit_kwargs, start)
+    return result_from_starts(model, corpus, fit_kwargs, start)
 
 
 def run(train, args, which) -> dict:
@@ -107,10 +107,7 @@ def run(train, args, which) -> dict:
         model = slda_gaussian(40, learn_s2=True, a0=1.0, b0=0.01, alpha=1.0, beta=0.01, nu2=1.0)
         start = overdispersed_result(model, train, kwargs)
     tic = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "start.npz"
-        save_checkpoint(start, path)
-        result = fit(model, train, checkpoint=path, **kwargs)
+    result = fit(model, train, start=start, **kwargs)
     seconds = time.perf_counter() - tic
     tree = to_datatree(result)
     num_points = args.iterations // (args.iterations // 100)
