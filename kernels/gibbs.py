@@ -74,7 +74,10 @@ class Sampler(NamedTuple):
     capacity (the sHDP's topic slots) also gives ``overflowed(state) -> bool`` (the chunk ran
     out of capacity and must be redone) and ``grow(state) -> state`` (more capacity, the same
     chain: batched states grow too); :func:`topiczoo.fit.fit` then redoes the chunk from its
-    grown start, so the draws are those of a run started with the larger capacity.
+    grown start, so the draws are those of a run started with the larger capacity. A family
+    whose state layout changed gives ``upgrade(named, data) -> named``: the state leaves of a
+    checkpoint written in an earlier layout (``jax.tree_util.keystr`` path -> array with a
+    leading chain axis) in the current one, ``named`` itself when they already are.
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -89,6 +92,7 @@ class Sampler(NamedTuple):
     label_invariant: tuple = ()
     overflowed: Callable | None = None
     grow: Callable | None = None
+    upgrade: Callable | None = None
 
 
 class ChainState(NamedTuple):

@@ -70,6 +70,24 @@ class ParametricState(NamedTuple):
     augmentation: jax.Array
 
 
+def upgrade_checkpoint_state(named: dict, data: CorpusData) -> dict:
+    """The state leaves of a checkpoint (``keystr`` path -> array [C, ...]) in the current
+    :class:`ParametricState` layout. Until 2026-11-28 the exact sampler's state held a
+    ``TopicState`` (``.state.topics``: z, n_dk, n_wk, n_k) beside eta and the augmentation:
+    z and n_dk move up, n_wk and n_k (functions of z) are dropped, the words are the data's
+    and log p(W | Z) is the draw's monitor (the value of that z, computed from its counts).
+    Anything else (the current layout, or a part missing) is returned as it is."""
+    old = (".state.topics.z", ".state.topics.n_dk", ".info['log_likelihood']")
+    if not all(k in named for k in old):
+        return named
+    out = {k: v for k, v in named.items() if not k.startswith(".state.topics.")}
+    z = named[".state.topics.z"]
+    out[".state.z"], out[".state.n_dk"] = z, named[".state.topics.n_dk"]
+    out[".state.words"] = np.broadcast_to(np.asarray(data.words), z.shape)
+    out[".state.log_likelihood"] = named[".info['log_likelihood']"]
+    return out
+
+
 @dataclass(frozen=True)
 class SamplerOptions:
     """A parametric sampler and its options (parsed from a name by :func:`sampler_options`).
@@ -446,4 +464,5 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     blocks = (topics_block,)
     if model.response is not None:
         blocks = (_eta_block(model, options), topics_block, _augmentation_block(model))
-    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT)
+    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT,
+                   upgrade=upgrade_checkpoint_state)

@@ -265,21 +265,62 @@ def test_unreadable_checkpoint_is_a_clear_error(tmp_path, content):
 
 
 def test_checkpoint_with_a_state_of_another_layout_is_a_clear_error(tmp_path):
-    """A checkpoint whose state lacks a part (here z stored as the parametric family's state
-    held it until 2026-11-28, under ``topics``) is refused, naming the part, and kept."""
+    """A checkpoint whose state lacks a part (here n_dk) is refused, naming the part, and
+    kept."""
     corpus = small_corpus()
     path = tmp_path / "ckpt.npz"
     kw = dict(num_chains=1, num_iterations=4, num_snapshots=1, progress=False, seed=0)
     fit(gslda(2), corpus, checkpoint=path, **kw)
     with np.load(path) as archive:
         stored = {name: archive[name] for name in archive.files}
-    stored["state/.state.topics.z"] = stored.pop("state/.state.z")
+    del stored["state/.state.n_dk"]
     with open(path, "wb") as f:
         np.savez(f, **stored)
-    with pytest.raises(ValueError, match=r"not a state of the sampler exact \(\.state\.z "
+    with pytest.raises(ValueError, match=r"not a state of the sampler exact \(\.state\.n_dk "
                                          r"missing"):
         fit(gslda(2), corpus, checkpoint=path, **kw)
     assert path.exists()
+
+
+@pytest.mark.parametrize("sampler", ["exact", "exact:eta=qr"])
+def test_checkpoint_of_the_earlier_exact_state_resumes_to_the_same_draws(tmp_path, sampler):
+    """Until 2026-11-28 the exact sampler's state held a TopicState (z, n_dk, n_wk, n_k under
+    ``topics``) and no words or log-likelihood. An interrupted run's checkpoint rewritten in
+    that layout resumes (``models.parametric.upgrade_checkpoint_state``) to the draws and
+    snapshots of the uninterrupted run (the QR eta draw reads n_dk first thing)."""
+    corpus = small_corpus()
+    model = gslda(3, c=2.0)
+    kw = dict(num_chains=2, num_iterations=10, num_burnin=4, num_snapshots=2, chunk=3, seed=3,
+              progress=False, sampler=sampler)
+    whole = fit(model, corpus, **kw)
+
+    def stop(result):
+        if result.iterations_done >= 6:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "ckpt.npz"
+    with pytest.raises(KeyboardInterrupt):
+        fit(model, corpus, checkpoint=path, callback=stop, **kw)
+    with np.load(path) as archive:
+        stored = {name: archive[name] for name in archive.files}
+    z = stored.pop("state/.state.z")
+    n_dk = stored.pop("state/.state.n_dk")
+    del stored["state/.state.words"], stored["state/.state.log_likelihood"]
+    n_wk = np.zeros((z.shape[0], corpus.vocab_size, 3), np.int32)
+    for chain in range(z.shape[0]):
+        np.add.at(n_wk[chain], (corpus.words, z[chain]), 1)
+    stored.update({"state/.state.topics.z": z, "state/.state.topics.n_dk": n_dk,
+                   "state/.state.topics.n_wk": n_wk,
+                   "state/.state.topics.n_k": n_wk.sum(axis=1)})
+    with open(path, "wb") as f:
+        np.savez(f, **stored)
+    resumed = fit(model, corpus, checkpoint=path, **kw)
+    assert resumed.iterations_done == 10
+    for name in whole.draws:
+        np.testing.assert_array_equal(resumed.draws[name], whole.draws[name])
+    for a, b in zip(resumed.snapshots, whole.snapshots, strict=True):
+        for name in a.arrays:
+            np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
 
 
 def test_checkpoint_path_is_checked_before_sampling(tmp_path):

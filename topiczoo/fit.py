@@ -706,6 +706,8 @@ def load_checkpoint(path, kernel: GibbsKernel, data, *, expected: FitResult) -> 
                          "choose another path")
     template = kernel.state_shapes(data, expected.num_chains)
     named = {k[len("state/"):]: v for k, v in stored.items() if k.startswith("state/")}
+    if kernel.sampler.upgrade is not None:
+        named = kernel.sampler.upgrade(named, data)
     leaves = _state_leaves(template, named, kernel, f"checkpoint {path}")
     result = expected
     result.state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
