@@ -252,10 +252,11 @@ def test_the_command_exits_at_once_after_ctrl_c(monkeypatch):
 
 @pytest.mark.parametrize("model, setting, in_force", [
     ("shdp-gaussian", ("s2", 0.25), ("noise_variance", lambda y: 0.25 * np.var(y))),
-    ("shdp-regression", ("c", 3.0), ("c_in_force", lambda y: 3.0 / np.std(y)))])
+    ("shdp-regression", ("c", 3.0), ("c_in_force", lambda y: 3.0 / np.std(y))),
+    ("medlda-regression", ("c", 10.0), ("c_in_force", lambda y: 10.0 / np.std(y)))])
 def test_a_relative_setting_is_reported_in_response_units(tmp_path, model, setting, in_force):
-    """shdp-gaussian's default s2 is 1/4 of var(y), shdp-regression's c 3 per sd(y):
-    summary.json says the value each took."""
+    """shdp-gaussian's default s2 is 1/4 of var(y), shdp-regression's c 3 per sd(y),
+    medlda-regression's c 10 per sd(y): summary.json says the value each took."""
     from topiczoo import load_dataset
 
     try:

@@ -526,7 +526,8 @@ def test_cells_say_the_settings_in_force_and_refuse_a_changed_default(tmp_path, 
                                                                       capsys):
     """A cell stores its model's settings (a relative c with its value on the data: the table
     lists them) and every option as run, so that a cell made under another default (the
-    sHDP's c was a fixed 1 once) is refused, not shown as this grid's."""
+    sHDP's and MedLDA regression's c were a fixed 1 once) is refused, not shown as this
+    grid's."""
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: _ratings())
     out = tmp_path / "grid"
     argv = (["compare", "--data", "movie-scale", "--models", "shdp-regression,medlda-regression"]
@@ -539,7 +540,7 @@ def test_cells_say_the_settings_in_force_and_refuse_a_changed_default(tmp_path, 
     assert cell["hyperparameters"]["c_in_force"] == pytest.approx(3.0 / train_sd, rel=1e-5)
     medlda = json.loads((out / "cells" / "movie-scale__medlda-regression__K2__seed0.json")
                         .read_text())
-    assert medlda["hyperparameters"]["c"] == 1.0 and "c_in_force" not in medlda["hyperparameters"]
+    assert medlda["hyperparameters"]["c_in_force"] == pytest.approx(10.0 / train_sd, rel=1e-5)
     table = (out / "table.md").read_text()
     assert "- movie-scale, shdp-regression: " in table and "c_in_force = " in table
     # the same cell as an older default would have written it

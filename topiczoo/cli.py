@@ -40,8 +40,9 @@ def _c_grid(text: str) -> tuple:
 _OPTION_HELP = {
     "c": (_c_value, "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
                     "on the training set (see --c-grid, --cv-folds); a number is absolute "
-                    "(1 / response units for regression); shdp-regression's None: 3 per "
-                    "standard deviation of the training responses; shdp-map's None: 1"),
+                    "(1 / response units for regression); medlda-regression's None: 10 per "
+                    "standard deviation of the training responses, shdp-regression's: 3, "
+                    "and shdp-map's None: 1"),
     "ell": (float, "hinge margin"),
     "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
     "s2": (float, "noise variance of the Gaussian response (its start value when learned; "

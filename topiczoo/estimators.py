@@ -662,17 +662,18 @@ class MedLDARegressor(_Regressor):
     """Gibbs MedLDA regression (epsilon-insensitive loss, two inverse-Gaussian augmentations)
     as a scikit-learn regressor (registry ``medlda-regression``).
 
-    Model parameters: num_topics K (default 10); c: the cost (default 1), or ``"cv"``: chosen
-    from ``c_grid`` (default powers of 4 from 1 to 1024) by ``cv_folds``-fold cross-validation
-    on predictive R^2. The default c = 1 is far too small for ratings in [0, 1] (movie-scale:
-    R^2 0.32 against 0.52 at c = 256): use ``c="cv"``. eps: the insensitivity in response
-    units; alpha, beta, nu2; center: fit y - mean(y) (registry defaults when None).
+    Model parameters: num_topics K (default 10); c: the cost in 1 / response units (default
+    None: 10 per standard deviation of the training responses, ``models.medlda
+    .medlda_regression``; the fitted ``c_`` says its value), or ``"cv"``: chosen from
+    ``c_grid`` (default powers of 4 from 1 to 1024) by ``cv_folds``-fold cross-validation on
+    predictive R^2. eps: the insensitivity in response units; alpha, beta, nu2; center: fit
+    y - mean(y) (registry defaults when None).
     """
 
     _entries = {"regression": "medlda-regression"}
     _model_options = ("c", "eps", "alpha", "beta", "nu2", "center")
 
-    def __init__(self, num_topics=10, *, c=1.0, eps=None, alpha=None, beta=None, nu2=None,
+    def __init__(self, num_topics=10, *, c=None, eps=None, alpha=None, beta=None, nu2=None,
                  center=None, c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None,
                  num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
                  sampler="exact", random_state=0, tokenizer=None, verbose=False):
