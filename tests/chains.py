@@ -35,6 +35,16 @@ def small_corpus():
                   tuple(f"w{i}" for i in range(8)), labels=np.arange(12) % 2)
 
 
+def interrupt_at(iteration):
+    """A ``fit`` callback that raises KeyboardInterrupt (as Ctrl-C) once ``iteration``
+    iterations are done: an interrupted run, with its checkpoint written."""
+    def callback(result):
+        if result.iterations_done >= iteration:
+            raise KeyboardInterrupt
+
+    return callback
+
+
 def sample_assignments(model, data, vocab_size, *, num_samples, seed, num_chains=4,
                        num_warmup=200, chain_method="vectorized", sampler="exact") -> np.ndarray:
     """Draws of Z ([draws, N], chains after one another) from ``MCMC`` with the kernel

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpyro.infer import MCMC
 
-from chains import small_corpus, tiny_data
+from chains import interrupt_at, small_corpus, tiny_data
 from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
 from topiczoo.kernels.eta import draw_eta, eta_conditional_factor
@@ -111,14 +111,6 @@ def test_a_schedule_that_thinning_does_not_divide_is_refused_before_sampling(set
     assert not calls
 
 
-def _interrupt_at(iteration):
-    def callback(result):
-        if result.iterations_done >= iteration:
-            raise KeyboardInterrupt
-
-    return callback
-
-
 def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     corpus = small_corpus()
     kw = dict(num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2, progress=False,
@@ -126,7 +118,7 @@ def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     straight = fit(medlda(3, ell=2.0), corpus, **kw)
     path = tmp_path / "ckpt.npz"
     with pytest.raises(KeyboardInterrupt):  # interrupted after 9 iterations, one snapshot taken
-        fit(medlda(3, ell=2.0), corpus, checkpoint=path, callback=_interrupt_at(9), **kw)
+        fit(medlda(3, ell=2.0), corpus, checkpoint=path, callback=interrupt_at(9), **kw)
     resumed = fit(medlda(3, ell=2.0), corpus, checkpoint=path, **kw)
     np.testing.assert_array_equal(resumed.draw_iterations, straight.draw_iterations)
     for name in straight.draws:
@@ -293,14 +285,9 @@ def test_checkpoint_of_the_earlier_exact_state_resumes_to_the_same_draws(tmp_pat
     kw = dict(num_chains=2, num_iterations=10, num_burnin=4, num_snapshots=2, chunk=3, seed=3,
               progress=False, sampler=sampler)
     whole = fit(model, corpus, **kw)
-
-    def stop(result):
-        if result.iterations_done >= 6:
-            raise KeyboardInterrupt
-
     path = tmp_path / "ckpt.npz"
     with pytest.raises(KeyboardInterrupt):
-        fit(model, corpus, checkpoint=path, callback=stop, **kw)
+        fit(model, corpus, checkpoint=path, callback=interrupt_at(6), **kw)
     with np.load(path) as archive:
         stored = {name: archive[name] for name in archive.files}
     z = stored.pop("state/.state.z")

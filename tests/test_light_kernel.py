@@ -276,21 +276,16 @@ def test_cli_fit_with_the_light_sampler_records_it(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_interrupted_light_fit_resumes_to_the_same_draws(tmp_path):
-    from chains import small_corpus
+    from chains import interrupt_at, small_corpus
     from topiczoo.fit import fit
 
     corpus, model = small_corpus(), gslda(3, c=2.0)
     settings = dict(sampler="light:proposals=cycle", num_chains=2, num_iterations=10,
                     num_burnin=4, num_snapshots=2, chunk=3, seed=5, progress=False)
     whole = fit(model, corpus, **settings)
-
-    def stop(result):
-        if result.iterations_done >= 5:
-            raise KeyboardInterrupt
-
     path = tmp_path / "checkpoint.npz"
     with pytest.raises(KeyboardInterrupt):
-        fit(model, corpus, checkpoint=path, callback=stop, **settings)
+        fit(model, corpus, checkpoint=path, callback=interrupt_at(5), **settings)
     resumed = fit(model, corpus, checkpoint=path, **settings)
     assert resumed.sampler == whole.sampler == "light:proposals=cycle"
     for name in whole.draws:

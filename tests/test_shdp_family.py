@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from chains import small_corpus
+from chains import interrupt_at, small_corpus
 from topiczoo import Corpus, fit
 from topiczoo.models.shdp import C_PER_SD, shdp_gaussian, shdp_regression
 
@@ -40,13 +40,8 @@ def test_checkpoint_resumes_across_growth(tmp_path):
     model = replace(shdp_gaussian(1), capacity=1)
     straight = fit(model, _corpus(), **KW)
     path = tmp_path / "ckpt.npz"
-
-    def stop(result):
-        if result.iterations_done >= 4:
-            raise KeyboardInterrupt
-
     with pytest.raises(KeyboardInterrupt):
-        fit(model, _corpus(), checkpoint=path, callback=stop, **KW)
+        fit(model, _corpus(), checkpoint=path, callback=interrupt_at(4), **KW)
     resumed = fit(model, _corpus(), checkpoint=path, **KW)
     for name in straight.draws:
         np.testing.assert_array_equal(resumed.draws[name], straight.draws[name], err_msg=name)

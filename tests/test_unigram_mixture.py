@@ -26,7 +26,7 @@ from numpyro import handlers
 from numpyro.infer import MCMC, Predictive
 from scipy.special import gammaln, logsumexp
 
-from chains import small_corpus, tiny_data
+from chains import interrupt_at, small_corpus, tiny_data
 from exact import total_variation
 from topiczoo.corpus import Corpus
 from topiczoo.fit import fit
@@ -186,14 +186,6 @@ FIT = dict(num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2, progr
            chunk=3, seed=1)
 
 
-def _interrupt_at(iteration):
-    def callback(result):
-        if result.iterations_done >= iteration:
-            raise KeyboardInterrupt
-
-    return callback
-
-
 def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     corpus = small_corpus()  # labels are ignored: the model is unsupervised
     straight = fit(unigram_mixture(3), corpus, **FIT)
@@ -201,7 +193,7 @@ def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     assert set(straight.draws) == {"log_likelihood", "occupied_topics"}
     path = tmp_path / "ckpt.npz"
     with pytest.raises(KeyboardInterrupt):  # interrupted after 9 iterations, one snapshot taken
-        fit(unigram_mixture(3), corpus, checkpoint=path, callback=_interrupt_at(9), **FIT)
+        fit(unigram_mixture(3), corpus, checkpoint=path, callback=interrupt_at(9), **FIT)
     resumed = fit(unigram_mixture(3), corpus, checkpoint=path, **FIT)
     np.testing.assert_array_equal(resumed.draw_iterations, straight.draw_iterations)
     for name in straight.draws:
