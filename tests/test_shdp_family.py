@@ -1,5 +1,7 @@
 """The sHDP through the sampler contract: fit grows the capacity by redoing the chunk, so the
-draws equal those of a run started with a large capacity; checkpoints resume across growth."""
+draws equal those of a run started with a large capacity; checkpoints resume across growth.
+And the relative settings of the regression responses (the sHDP's defaults, and MedLDA
+regression's c): per spread of the responses, so a change of units changes no draw."""
 
 from dataclasses import replace
 
@@ -8,6 +10,7 @@ import pytest
 
 from chains import interrupt_at, small_corpus
 from topiczoo import Corpus, fit
+from topiczoo.models import medlda_regression
 from topiczoo.models.shdp import C_PER_SD, shdp_gaussian, shdp_regression
 
 
@@ -63,9 +66,10 @@ def test_default_gaussian_s2_is_a_quarter_of_the_training_variance():
                                    S2_FRACTION * np.var(labels), rtol=1e-5)
 
 
-@pytest.mark.parametrize("setting, model", [("s2", shdp_gaussian), ("c", shdp_regression)])
+@pytest.mark.parametrize("setting, model", [("s2", shdp_gaussian), ("c", shdp_regression),
+                                            ("c", medlda_regression)])
 def test_a_relative_setting_needs_responses_that_vary(setting, model):
-    # the defaults of both: s2 a quarter of var(y), c 3 per sd(y)
+    # the defaults of all three: s2 a quarter of var(y), c 3 (10 for MedLDA) per sd(y)
     corpus = _corpus()
     flat = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
                   labels=np.full(corpus.num_docs, 0.5))
@@ -73,13 +77,22 @@ def test_a_relative_setting_needs_responses_that_vary(setting, model):
         fit(model(2), flat, num_chains=1, num_iterations=2, progress=False)
 
 
-def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw():
-    # the default shdp-regression's c is C_PER_SD / sd(y): with the responses doubled (and eps
-    # doubled, nu2 quadrupled: eta doubles) every product the chain forms is the same, so the
-    # topics, the concentrations and the loss are drawn bit for bit alike and eta doubles. An
-    # absolute c (the same number on both scales) changes the draws.
+@pytest.mark.parametrize("family", ["shdp-regression", "medlda-regression"])
+def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw(family):
+    # the default c of shdp-regression and medlda-regression is C_PER_SD / sd(y) (3 and 10):
+    # with the responses doubled (and eps doubled, nu2 quadrupled: eta doubles) every product
+    # the chain forms is the same, so the topics (the sHDP's concentrations too) and the loss
+    # are drawn bit for bit alike and eta doubles. An absolute c (the same number on both
+    # scales) changes the draws.
+    from topiczoo.models.medlda import C_PER_SD as MEDLDA_C_PER_SD
     from topiczoo.models.responses import EpsilonInsensitive
 
+    make, per_sd, monitors = {
+        "shdp-regression": (shdp_regression, C_PER_SD,
+                            ("log_likelihood", "num_topics", "alpha", "gamma", "train_loss")),
+        "medlda-regression": (medlda_regression, MEDLDA_C_PER_SD,
+                              ("log_likelihood", "train_loss")),
+    }[family]
     corpus = _corpus()
 
     def run(scale, model):
@@ -87,15 +100,14 @@ def test_default_regression_cost_is_per_sd_so_a_change_of_units_changes_no_draw(
         return fit(model, Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary,
                                  labels=labels), **KW)
 
-    default = shdp_regression(2, eps=0.05, nu2=1.0)
-    assert default.response == EpsilonInsensitive(C_PER_SD, 0.05, relative=True)
-    one, two = run(1.0, default), run(2.0, shdp_regression(2, eps=0.1, nu2=4.0))
-    for name in ("log_likelihood", "num_topics", "alpha", "gamma", "train_loss"):
+    default = make(2, eps=0.05, nu2=1.0)
+    assert default.response == EpsilonInsensitive(per_sd, 0.05, relative=True)
+    one, two = run(1.0, default), run(2.0, make(2, eps=0.1, nu2=4.0))
+    for name in monitors:
         np.testing.assert_array_equal(one.draws[name], two.draws[name], err_msg=name)
     np.testing.assert_array_equal(one.state.state.z, two.state.state.z)
     np.testing.assert_array_equal(2 * one.state.state.eta, two.state.state.eta)
-    absolute = run(2.0, shdp_regression(2, c=C_PER_SD / np.std(corpus.labels), eps=0.1,
-                                        nu2=4.0))
+    absolute = run(2.0, make(2, c=per_sd / np.std(corpus.labels), eps=0.1, nu2=4.0))
     assert not np.array_equal(one.draws["log_likelihood"], absolute.draws["log_likelihood"])
 
 
