@@ -161,10 +161,17 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int):
     return host
 
 
+def check_word_index(word_offsets, word_tokens) -> None:
+    """A step's word index (:func:`word_token_index`) is given whole or not at all."""
+    if (word_offsets is None) != (word_tokens is None):
+        raise ValueError("pass both word_offsets and word_tokens, or neither")
+
+
 def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
                          word_offsets=None, word_tokens=None):
     """(z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 []) from ``host``
     (:func:`host_assignments_step`) through ``jax.pure_callback``; works under jit and vmap."""
+    check_word_index(word_offsets, word_tokens)
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
     num_docs = doc_offsets.shape[-1] - 1
@@ -202,8 +209,6 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
     def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
 
-    if (word_offsets is None) != (word_tokens is None):
-        raise ValueError("pass both word_offsets and word_tokens, or neither")
     host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
     out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
                                word_offsets, word_tokens)

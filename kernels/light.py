@@ -98,8 +98,8 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
-from topiczoo.kernels.assignments import (assignments_callback, host_assignments_step,
-                                          trim_after, word_token_index)
+from topiczoo.kernels.assignments import (assignments_callback, check_word_index,
+                                          host_assignments_step, trim_after, word_token_index)
 from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _seed_from_key,
                                      _sum_quadratic)
 
@@ -546,14 +546,12 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
     return host
 
 
-def _check_options(combination, num_steps, word_offsets, word_tokens):
+def _check_options(combination, num_steps):
     """The light steps' options, refused with a clear error when they are impossible."""
     if combination not in ("mixture", "cycle"):
         raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
     if int(num_steps) < 1:
         raise ValueError(f"num_steps must be >= 1, got {num_steps}")
-    if (word_offsets is None) != (word_tokens is None):
-        raise ValueError("pass both word_offsets and word_tokens, or neither")
 
 
 def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho, alpha: float,
@@ -582,7 +580,8 @@ def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho
     some 340 MB to the peak. :func:`light_assignments_step` runs the same sweep with z alone
     in the chain state.
     """
-    _check_options(combination, num_steps, word_offsets, word_tokens)
+    _check_options(combination, num_steps)
+    check_word_index(word_offsets, word_tokens)
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
     out_shape = tuple(jax.ShapeDtypeStruct(a.shape, jnp.int32) for a in topics)
@@ -609,9 +608,8 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
     array lives in the chain state or passes through the callback: at K = 400 on 20news that
     is 86 MB less state and about 260 MB less peak than a TopicState step (whose n_wk is held
     by the state, copied in by the callback and copied out to XLA), and far fewer page
-    faults. The sweep itself is
-    the same function with the same seed, so the two steps draw the same z from consistent
-    inputs.
+    faults. The sweep itself is the same function with the same seed, so the two steps draw
+    the same z from consistent inputs.
 
     Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
       static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
@@ -621,7 +619,7 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.
     """
-    _check_options(combination, num_steps, word_offsets, word_tokens)
+    _check_options(combination, num_steps)  # the word index: by assignments_callback
     alpha, beta, num_steps, cycle = float(alpha), float(beta), int(num_steps), \
         combination == "cycle"
 

@@ -61,12 +61,17 @@ CASES = {
 }
 
 
+def _tokens():
+    """(words int32 [N], doc_offsets [D+1]) of DOCS."""
+    return (np.concatenate(DOCS).astype(np.int32),
+            np.concatenate([[0], np.cumsum([len(d) for d in DOCS])]))
+
+
 def _data(model) -> CorpusData:
     """The corpus as the kernel reads it, labels coded by the model's response."""
     from topiczoo.kernels.gibbs import corpus_arrays
 
-    words = np.concatenate(DOCS).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum([len(d) for d in DOCS])])
+    words, offsets = _tokens()
     labels = RATINGS if model.tasks == ("regression",) else LABELS
     y = model.response.encode(np.asarray(labels)) if model.response else \
         np.zeros((0, len(DOCS)), np.float32)
@@ -317,14 +322,47 @@ def test_fit_builds_the_word_index_once(monkeypatch, sampler):
     assert len(built) == 1
 
 
+def test_half_a_word_index_is_refused_by_every_step():
+    """word_offsets without word_tokens (or the reverse) is a clear error in each step that
+    takes the index, not an argument silently dropped."""
+    import jax.numpy as jnp
+
+    from topiczoo.kernels import assignments, light
+    from topiczoo.kernels.topics import TopicState
+
+    words = jnp.array([0, 1, 2, 1], jnp.int32)
+    offsets = jnp.array([0, 2, 4], jnp.int32)
+    z = jnp.array([0, 1, 0, 1], jnp.int32)
+    eta, none = jnp.zeros((0, 2), jnp.float32), jnp.zeros((0, 2), jnp.float32)
+    w_off = jnp.array([0, 1, 3, 4], jnp.int32)
+    key = jax.random.PRNGKey(0)
+    topics = TopicState(z, jnp.array([[1, 1], [1, 1]], jnp.int32),
+                        jnp.array([[1, 0], [0, 2], [1, 0]], jnp.int32),
+                        jnp.array([2, 2], jnp.int32))
+    sizes = dict(num_topics=2, vocab_size=3)
+    calls = [
+        lambda half: light.light_topics_step(key, topics, words, offsets, eta, none, none, 0.5,
+                                             0.1, **half),
+        lambda half: light.light_assignments_step(key, z, words, offsets, eta, none, none, 0.5,
+                                                  0.1, **sizes, **half),
+        lambda half: assignments.collapsed_assignments_step(key, z, words, offsets, eta, none,
+                                                            none, 0.5, 0.1, **sizes, **half),
+        lambda half: assignments.assignments_log_likelihood(z, words, offsets, 0.1, **sizes,
+                                                            **half),
+    ]
+    for call in calls:
+        for half in ({"word_offsets": w_off}, {"word_tokens": jnp.arange(4, dtype=jnp.int32)}):
+            with pytest.raises(ValueError, match="pass both word_offsets and word_tokens"):
+                call(half)
+
+
 def test_the_word_index_leaves_the_corpus_fingerprint_alone():
     """Checkpoints name their corpus by fingerprint: data with and without the word index
     (a function of the words) are the same corpus, another response is not."""
     from topiczoo.fit import corpus_fingerprint
     from topiczoo.kernels.gibbs import corpus_arrays
 
-    words = np.concatenate(DOCS).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum([len(d) for d in DOCS])])
+    words, offsets = _tokens()
     y = np.asarray([LABELS], np.float32)
     with_index = corpus_arrays(words, offsets, y, VOCAB)
     assert with_index.word_tokens.shape == words.shape
