@@ -21,6 +21,11 @@ Re-recorded on 2026-11-28 when the exact sampler's state stopped holding the cou
 (``kernels.assignments``): every draw and snapshot is bit for bit the same except the
 ``log_likelihood`` monitor, now summed in float64 on the host and rounded once to float32
 instead of summed in float32 in XLA (at most 1.3e-7 relative on these cases).
+
+``MORE_CASES`` extends the digests to every sampler and family (the light sampler, the exact
+sampler's other eta draws, the mixture of unigrams, the HDP and every sHDP): recorded with the
+code as it stood before the supervised part and the sweeps were reorganised, so that the
+reorganisation is checked on every model; the earlier cases' digests were not re-recorded.
 """
 
 from __future__ import annotations
@@ -65,6 +70,29 @@ CASES = {
     "gslda-multitask": ("gslda-multitask", {"c": 1.0}, CLASSES),
     "medlda-multitask": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES),
 }
+# cases added later (every sampler and family): (registry name, options, labels, sampler);
+# their snapshot digest covers every array of the snapshot
+MORE_CASES = {
+    "lda/light": ("lda", {}, None, "light"),
+    "gslda/light": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light"),
+    "medlda-multilabel/light": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL, "light"),
+    "medlda-regression/light": ("medlda-regression", {"c": 2.0, "eps": 0.1}, RATINGS, "light"),
+    "slda-gaussian/light": ("slda-gaussian", {}, RATINGS, "light:mh_steps=3,proposals=cycle"),
+    "medlda-multitask/light": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
+                               "light:eta_sweeps=2"),
+    "gslda/exact-qr": ("gslda", {"c": 2.0}, BINARY, "exact:eta=qr"),
+    "medlda-multitask/exact-coordinate": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
+                                          "exact:eta=coordinate,eta_sweeps=2"),
+    "unigram-mixture": ("unigram-mixture", {}, None, "exact"),
+    "hdp": ("hdp", {}, None, "exact"),
+    "shdp-gaussian": ("shdp-gaussian", {}, RATINGS, "exact"),
+    "shdp-gaussian-learn-s2": ("shdp-gaussian", {"learn_s2": True}, RATINGS, "exact"),
+    "shdp-regression": ("shdp-regression", {}, RATINGS, "exact"),
+    "shdp-logistic": ("shdp-logistic", {"c": 2.0}, BINARY, "exact"),
+    "shdp-hinge": ("shdp-hinge", {"ell": 2.0}, BINARY, "exact"),
+    "shdp-multitask": ("shdp-multitask", {"ell": 2.0}, CLASSES, "exact"),
+    "shdp-map": ("shdp-map", {}, RATINGS, "exact"),
+}
 NUM_TOPICS = 3
 
 
@@ -107,6 +135,20 @@ def compute() -> dict:
             for i, s in enumerate(result.snapshots):
                 arrays = s.arrays if hasattr(s, "arrays") else vars(s)
                 snaps.update({f"{i}.{k}": arrays[k] for k in ("n_wk", "n_k", "eta")})
+            entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
+            if labels is not None:
+                scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
+                entry["scores"] = _digest({"scores": np.asarray(scores)})
+            out[f"{case}/{variant}"] = entry
+    for case, (name, options, labels, sampler) in MORE_CASES.items():
+        model, corpus = _build(name, options, labels)
+        for variant, kw in (("vectorized", dict(chain_method="vectorized")),
+                            ("sequential-thin2", dict(chain_method="sequential", thinning=2))):
+            result = fit(model, corpus, sampler=sampler, num_chains=2, num_iterations=8,
+                         num_burnin=4, num_snapshots=2, chunk=4, seed=3, progress=False, **kw)
+            draws = {k: np.asarray(v) for k, v in result.draws.items()}
+            snaps = {f"{i}.{k}": np.asarray(v) for i, s in enumerate(result.snapshots)
+                     for k, v in s.arrays.items()}
             entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
             if labels is not None:
                 scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
