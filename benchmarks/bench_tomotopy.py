@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import os
 import sys
 import time
 
@@ -113,6 +114,7 @@ from numpyro.infer import MCMC  # noqa: E402
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import gslda, medlda  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,8 +167,8 @@ class Ours:
 
     def __init__(self, args, corpus, num_topics):
         self.model = build_model(args, num_topics)
-        self.task = self.model.task_of(corpus)
-        self.data = self.model.corpus_data(corpus, self.task)
+        self.task = task_of(self.model, corpus)
+        self.data = corpus_data(self.model, corpus, self.task)
         self.vocab_size = corpus.vocab_size
         self.seed = args.seed
 
@@ -331,8 +333,8 @@ def profile(args, ds, num_topics):
     corpus = ds.train
     n_tokens = corpus.num_tokens
     model = build_model(args, num_topics)
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
+    task = task_of(model, corpus)
+    data = corpus_data(model, corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, task=task)
     chain = kernel.init(jax.random.PRNGKey(args.seed), 0, None, (data,), {})  # ChainState
     sample = jax.jit(lambda s, d: kernel.sample(s, (d,), {}))
@@ -361,7 +363,9 @@ def profile(args, ds, num_topics):
         from jax.scipy.special import gammaln
 
         from topiczoo.kernels import topics as topics_mod
-        from topiczoo.kernels.topics import collapsed_log_likelihood, counts_from_assignments
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "tests"))
+        from topic_state_steps import collapsed_log_likelihood, counts_from_assignments
 
         sweep = topics_mod._collapsed_sweep
         if model.response is not None:

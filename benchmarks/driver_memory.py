@@ -2,7 +2,7 @@
 
 One process runs ``fit`` with ``chunk=1`` for 1,000 iterations (1,000 ``MCMC.run`` calls) of
 gSLDA on a small corpus, 2 vectorized chains, and records the resident set size and the number
-of lines of ``/proc/self/maps`` after chunks 1, 10, 100 and 1,000 (issue 7: numpyro 0.22
+of lines of ``/proc/self/maps`` after chunks 1, 10, 100 and 1,000 (numpyro 0.22
 re-traced its collection loop on every run, +22 MB and +270 mappings per chunk). A second
 ``fit`` of the same model in the same process then shows that a new fit reuses the compiled
 step.

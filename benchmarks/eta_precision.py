@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The eta draws: float32 QR (``draw_eta``), float64 Cholesky on the host (``draw_eta_cholesky``)
 and a float64 coordinate-wise pass on the host (``draw_eta_coordinatewise``, the light sampler's)
-on real 20news states: precision and cost (issue 11).
+on real 20news states: precision and cost.
 
 Multi-task Gibbs MedLDA as in ``studies/light_20news.py`` (20 one-vs-all hinge tasks, c = 1,
 ell = 64, alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news")``, one chain,
@@ -58,6 +58,7 @@ from topiczoo.kernels.eta import (_numba_seed, _seed_from_key, draw_eta,  # noqa
                                   draw_eta_cholesky, draw_eta_coordinatewise, eta_cholesky_host,
                                   eta_conditional_factor, eta_coordinatewise_host)
 from topiczoo.kernels.topics import topic_proportions  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 NU2 = 1.0
 HERE = Path(__file__).resolve().parent
@@ -91,7 +92,7 @@ def state_after(ds, num_topics, sampler, iterations, seed=0):
     result = fit(model, ds.train, sampler=sampler, num_chains=1, num_iterations=iterations,
                  num_burnin=iterations - 1, num_snapshots=1, progress=False, seed=seed)
     state = result.chain_state(0)
-    data = model.corpus_data(ds.train, model.task_of(ds.train))
+    data = corpus_data(model, ds.train, task_of(model, ds.train))
     psi, rho = model.response.gaussian_form(data.y, jnp.asarray(state.augmentation))
     z, n_dk = state.z, state.n_dk
     n_k = np.asarray(n_dk).sum(0).astype(np.int32)

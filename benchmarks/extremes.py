@@ -2,7 +2,7 @@
 
 Gibbs MedLDA (c = 256, ell = 164), gSLDA (c = 256, Polya-Gamma h = 256) and MedLDA regression
 (c = 256) on a corpus mixing one-token documents with documents of 10,000 tokens, K = 400,
-1,000 iterations (issue 9 item 5): every draw, snapshot and test score must stay finite (no
+1,000 iterations: every draw, snapshot and test score must stay finite (no
 NaN, no overflow). ``--reduced`` runs the same at the size ``tests/test_extremes.py`` uses.
 
     python benchmarks/extremes.py [--reduced]

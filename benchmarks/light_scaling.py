@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""How the light sampler's cost grows with K (issue 11): 20news, 20 tasks, one chain, one thread.
+"""How the light sampler's cost grows with K: 20news, 20 tasks, one chain, one thread.
 
 On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666) with the 20 one-vs-all
 hinge tasks of multi-task Gibbs MedLDA (``Hinge(1, 64)`` one-vs-all, alpha = 1/K per
@@ -69,10 +69,14 @@ from topiczoo import load_dataset  # noqa: E402
 from topiczoo.kernels import light  # noqa: E402
 from topiczoo.kernels import topics as tk  # noqa: E402
 from topiczoo.kernels.eta import draw_eta, draw_eta_coordinatewise  # noqa: E402
-from topiczoo.kernels.light import (light_assignments_step, light_topics_step,  # noqa: E402
-                                   word_token_index)
+from topiczoo.kernels.assignments import word_token_index  # noqa: E402
+from topiczoo.kernels.light import light_assignments_step  # noqa: E402
 from topiczoo.models.responses import Hinge  # noqa: E402
-from topiczoo.kernels.topics import TopicState, collapsed_topics_step  # noqa: E402
+
+# the steps that carry the counts in the chain state are test code now (tests/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests"))
+from topic_state_steps import TopicState, collapsed_topics_step, light_topics_step  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_scaling.txt")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The light sampler's iteration against the exact one's, side by side (issue 11, done-when b).
+"""The light sampler's iteration against the exact one's, side by side.
 
 On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666) with multi-task Gibbs
 MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64, alpha = 1 total,
@@ -64,6 +64,7 @@ from topiczoo.kernels import assignments, light  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
 from topiczoo.models.parametric import SamplerOptions  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_vs_exact_step.txt")
@@ -99,8 +100,8 @@ def build(num_topics, corpus):
 def step_seconds(corpus, num_topics, args):
     """{sampler: [CPU s of each timed kernel step]} (module docstring, 1)."""
     model = build(num_topics, corpus)
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
+    task = task_of(model, corpus)
+    data = corpus_data(model, corpus, task)
     kernels = {name: GibbsKernel(model, corpus.vocab_size, sampler=name, task=task)
                for name in args.samplers}
     first = args.samplers[0]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Where the exact multi-task iteration spends its time (issue 11, item 6), against tomotopy.
+"""Where the exact multi-task iteration spends its time, against tomotopy.
 
 On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666, 20 classes) with
 multi-task Gibbs MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64,
@@ -60,6 +60,7 @@ from topiczoo.kernels import light as light_module  # noqa: E402
 from topiczoo.kernels import topics as topics_module  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import REGISTRY  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "profile_exact_multitask.txt")
@@ -100,8 +101,8 @@ def timed(fn, calls):
 def parts(corpus, num_topics, args):
     """CPU and wall seconds of each part of one iteration (module docstring, 1)."""
     model = medlda_multitask(num_topics, corpus)
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
+    task = task_of(model, corpus)
+    data = corpus_data(model, corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=args.sampler, task=task)
     chain = kernel.init(jax.random.PRNGKey(0), 0, None, (data,), {})
     step = jax.jit(lambda c, d: kernel.sample(c, (d,), {}))

@@ -1,7 +1,7 @@
 """Token throughput of the sHDP sweep against the parametric exact sweep, same run, same K.
 
 On the 20news-binary training set: the sHDP direct-assignment sweep
-(``kernels.hdp._hdp_sweep``, K0 topics occupied at a random start, capacity 2 K0, alpha = 1,
+(``kernels.hdp.sweep._hdp_sweep``, K0 topics occupied at a random start, capacity 2 K0, alpha = 1,
 gamma = 1, one auxiliary topic) and the parametric collapsed sweep
 (``kernels.topics._collapsed_sweep``) with as many topics K as the sHDP has occupied after its
 3 warm-up sweeps (random start, 3 warm-up sweeps, alpha = 1/K per topic), both called directly
@@ -29,7 +29,7 @@ threads = set_single_thread(1)
 import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
-from topiczoo.kernels.hdp import _hdp_sweep  # noqa: E402
+from topiczoo.kernels.hdp.sweep import _hdp_sweep  # noqa: E402
 from topiczoo.kernels.topics import _collapsed_sweep  # noqa: E402
 
 BETA = 0.01
@@ -83,7 +83,7 @@ def main():
             hdp = [z0, n_dk, n_wk, n_k, beta_w,
                    np.array([ALPHA_TOTAL, 1.0, 1.0 / (num_topics + 1)]), eta_h]
             for sweep in range(3):
-                assert _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep, 0) == 0
+                assert _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep) == 0
             # parametric: as many topics as the sHDP has now, their eta, 3 warm-up sweeps
             occupied_now = np.flatnonzero(hdp[3] > 0)
             k_par = len(occupied_now)
@@ -101,7 +101,7 @@ def main():
                                  sweep)
                 times["parametric"].append(time.perf_counter() - tic)
                 tic = time.perf_counter()
-                status = _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep, 0)
+                status = _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep)
                 times["shdp"].append(time.perf_counter() - tic)
                 assert status == 0, "capacity overflow in the benchmark"
                 occupied.append(int((hdp[3] > 0).sum()))

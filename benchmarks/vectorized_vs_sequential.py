@@ -26,6 +26,7 @@ from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.fit import enable_compilation_cache  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.models import medlda  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 SHORT = 2  # iterations of the run whose time is subtracted
 
@@ -56,9 +57,9 @@ def main():
     enable_compilation_cache()
     ds = load_dataset("20news-binary", data_dir=args.data_dir)
     model = medlda(args.topics)
-    task = model.task_of(ds.train)
+    task = task_of(model, ds.train)
     kernel = GibbsKernel(model, ds.train.vocab_size, task=task)
-    data = model.corpus_data(ds.train, task)
+    data = corpus_data(model, ds.train, task)
     results = {"vectorized": [], "sequential": []}
     for r in range(args.rounds):
         for method in results:

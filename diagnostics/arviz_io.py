@@ -45,12 +45,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from topiczoo.models.monitors import LABEL_INVARIANT
+
 __all__ = ["LABEL_INVARIANT", "as_datatree", "load_datatree", "save_datatree", "to_datatree"]
 
-#: Monitors whose value does not depend on how the topics are labelled: comparable across
-#: chains, hence the ones convergence diagnostics and trace plots use by default.
-LABEL_INVARIANT = ("log_likelihood", "eta_norm", "train_loss", "train_accuracy",
-                   "residual_norm", "train_mse", "omega_mean_abs", "augmentation_mean")
 
 #: Per-draw quantities that belong in ``sample_stats`` rather than ``posterior``.
 SAMPLE_STATS = ("time_per_iteration",)

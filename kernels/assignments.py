@@ -27,20 +27,8 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from topiczoo.kernels.topics import _collapsed_sweep, _seed_from_key
-from topiczoo.memory import trim_free_memory
-
-#: A host sweep whose arrays (z and the counts) take this many bytes or more gives the free
-#: pages of glibc's heaps back after it (``topiczoo.memory.trim_free_memory``, about 0.1-5 ms):
-#: blocks of a few MB fragment the heaps, while on small data the trim would only cost time.
-TRIM_ABOVE_BYTES = 1 << 20
-
-
-def trim_after(nbytes: int) -> None:
-    """Give glibc's free heap pages back after a host sweep whose arrays took ``nbytes``
-    bytes, when that is :data:`TRIM_ABOVE_BYTES` or more."""
-    if nbytes >= TRIM_ABOVE_BYTES:
-        trim_free_memory()
+from topiczoo.kernels.host import seed_from_key, trim_after
+from topiczoo.kernels.topics import _collapsed_sweep
 
 
 @numba.njit(cache=True, nogil=True)
@@ -179,7 +167,7 @@ def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_to
                  jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
                  jax.ShapeDtypeStruct((), jnp.float32))
     return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
-                             eta, psi, rho, _seed_from_key(key), vmap_method="expand_dims")
+                             eta, psi, rho, seed_from_key(key), vmap_method="expand_dims")
 
 
 def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,

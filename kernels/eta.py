@@ -41,6 +41,8 @@ import numba
 import numpy as np
 from jax.scipy.linalg import solve_triangular
 
+from topiczoo.kernels.host import batched, numba_seed, seed_words_from_key
+
 
 def eta_conditional_factor(zbar, psi, rho, nu2: float):
     """Upper-triangular R (R^T R = precision) and the mean, for one task.
@@ -77,36 +79,6 @@ def draw_eta(key, zbar, psi, rho, nu2: float):
 
 # ---------------------------------------------------------------------------------------------
 # The float64 host draw (Cholesky of the precision from sparse zbar rows)
-
-
-def _seed_from_key(key) -> jax.Array:
-    """Two uint32 words of host seed derived from a JAX key (reproducible per chain)."""
-    return jax.random.bits(key, (2,), jnp.uint32)
-
-
-def _numba_seed(seed) -> int:
-    """The numba generator's seed (an int < 2^32 - 1) from :func:`_seed_from_key`'s words."""
-    seed = np.asarray(seed, np.uint64)
-    return int((seed[0] << np.uint64(32)) | seed[1]) % (2**32 - 1)
-
-
-def _host_batched(one, core_ndim0):
-    """Wrap a per-chain host function for ``vmap_method="expand_dims"``.
-
-    ``one(*arrays) -> tuple of arrays``. Unbatched, the first argument has ``core_ndim0``
-    dimensions; under vmap every argument has a leading axis (of size 1 where not batched) and
-    each chain is computed with its own row.
-    """
-
-    def host(*args):
-        args = [np.asarray(a) for a in args]
-        if args[0].ndim == core_ndim0:
-            return one(*args)
-        num = max(a.shape[0] for a in args)
-        outs = [one(*(a[min(c, a.shape[0] - 1)] for a in args)) for c in range(num)]
-        return tuple(np.stack([o[i] for o in outs]) for i in range(len(outs[0])))
-
-    return host
 
 
 @numba.njit(cache=True, nogil=True)
@@ -246,11 +218,11 @@ def eta_cholesky_host(z, doc_offsets, n_k, psi, rho, nu2: float, seed: int = 0, 
 
 def _host_eta_cholesky(nu2, skip_empty, noise):
     def one(z, doc_offsets, n_k, psi, rho, seed):
-        eta = eta_cholesky_host(z, doc_offsets, n_k, psi, rho, nu2, _numba_seed(seed),
+        eta = eta_cholesky_host(z, doc_offsets, n_k, psi, rho, nu2, numba_seed(seed),
                                 skip_empty=skip_empty, noise=noise)
         return (eta.astype(np.float32),)
 
-    return _host_batched(one, 1)
+    return batched(one, 1)
 
 
 def draw_eta_cholesky(key, z, doc_offsets, n_k, psi, rho, nu2: float, *, skip_empty: bool,
@@ -271,7 +243,7 @@ def draw_eta_cholesky(key, z, doc_offsets, n_k, psi, rho, nu2: float, *, skip_em
     loops over them). Cost per task O(sum_d nnz_d^2 / 2 + K^3 / 3), nnz_d = distinct topics
     of document d, plus O(N) once.
     """
-    seed = _seed_from_key(key) if key is not None else jnp.zeros(2, jnp.uint32)
+    seed = seed_words_from_key(key) if key is not None else jnp.zeros(2, jnp.uint32)
     (eta,) = jax.pure_callback(
         _host_eta_cholesky(float(nu2), bool(skip_empty), bool(noise)),
         (jax.ShapeDtypeStruct((psi.shape[0], n_k.shape[0]), jnp.float32),),
@@ -381,11 +353,11 @@ def eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2: float, seed: int
 
 def _host_eta_coordinatewise(nu2, num_sweeps):
     def one(eta, z, doc_offsets, psi, rho, seed):
-        out = eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2, _numba_seed(seed),
+        out = eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2, numba_seed(seed),
                                       num_sweeps)
         return (out.astype(np.float32),)
 
-    return _host_batched(one, 2)
+    return batched(one, 2)
 
 
 def draw_eta_coordinatewise(key, eta, z, doc_offsets, psi, rho, nu2: float,
@@ -410,6 +382,6 @@ def draw_eta_coordinatewise(key, eta, z, doc_offsets, psi, rho, nu2: float,
     (eta,) = jax.pure_callback(
         _host_eta_coordinatewise(float(nu2), int(num_sweeps)),
         (jax.ShapeDtypeStruct(eta.shape, jnp.float32),),
-        eta, z, doc_offsets, psi, rho, _seed_from_key(key), vmap_method="expand_dims",
+        eta, z, doc_offsets, psi, rho, seed_words_from_key(key), vmap_method="expand_dims",
     )
     return eta

@@ -89,6 +89,8 @@ xoshiro256** seeded from the JAX key.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -98,10 +100,9 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
-from topiczoo.kernels.assignments import (assignments_callback, check_word_index,
-                                          host_assignments_step, trim_after, word_token_index)
-from topiczoo.kernels.topics import (TopicState, _count_token, _exp_in_place, _seed_from_key,
-                                     _sum_quadratic)
+from topiczoo.kernels.assignments import assignments_callback, host_assignments_step
+from topiczoo.kernels.response_table import exp_in_place, sum_quadratic
+from topiczoo.kernels.topics import _count_token
 
 DOC, WORD, RESPONSE = 0, 1, 2
 _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the largest
@@ -201,7 +202,7 @@ def _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q):
     top = _max(xhat)
     for k in range(num_topics):
         weights[k] = max(xhat[k] - top, _FLOOR)
-    _exp_in_place(weights, num_topics, work)
+    exp_in_place(weights, num_topics, work)
     build_alias_with_probabilities(weights, num_topics, prob, alias, q)
 
 
@@ -320,6 +321,249 @@ def _word_candidate(z_word, p):
     return z_p if p >= 0 else -1 - p
 
 
+class _Work(NamedTuple):
+    """The light sweep's scratch (allocated once per sweep; T tasks, K topics, S steps).
+
+    rng: xoshiro256** state, uint64 [4]. The pipeline: kinds, uniforms, places [3, S] (token i's
+    draws in row i % 3), cand [S] (its proposed topics), by_kind int64 [3]. The acceptance
+    ratios' parts: c_count [S, 3] (the proposals' count factors by kind), c_q [S, 3] (their q_R,
+    1 for the other kinds), c_x [S] (their exponents), k_count [3] and k_q [3] (the same for the
+    token's current topic). z_word [N] (z in word order) and place [N] (each token's place in
+    it). The response: score, frozen, g, half_c, lin0, g_hat [T] (the document's score S, the
+    frozen half's, g_t = -c_t S_t, c_t / 2, psi / N_d, the table's g); base, xhat, weights,
+    prob, q [K] float64 and alias, work [K] int64 (the document's base_k and its response
+    table).
+    """
+
+    rng: np.ndarray
+    kinds: np.ndarray
+    uniforms: np.ndarray
+    places: np.ndarray
+    cand: np.ndarray
+    by_kind: np.ndarray
+    c_count: np.ndarray
+    c_q: np.ndarray
+    c_x: np.ndarray
+    k_count: np.ndarray
+    k_q: np.ndarray
+    z_word: np.ndarray
+    place: np.ndarray
+    score: np.ndarray
+    frozen: np.ndarray
+    g: np.ndarray
+    half_c: np.ndarray
+    lin0: np.ndarray
+    g_hat: np.ndarray
+    base: np.ndarray
+    xhat: np.ndarray
+    weights: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    work: np.ndarray
+    q: np.ndarray
+
+
+@numba.njit(cache=True, nogil=True)
+def _work(z, word_tokens, num_tasks, num_topics, num_steps, seed):
+    """The sweep's :class:`_Work`, its generator seeded and z copied in word order."""
+    rng = np.empty(4, np.uint64)
+    _seed_state(seed, rng)
+    num_tokens = z.shape[0]
+    z_word = np.empty(num_tokens, np.int32)
+    place = np.empty(num_tokens, np.int32)
+    for p in range(num_tokens):
+        tok = word_tokens[p]
+        place[tok] = p
+        z_word[p] = z[tok]
+    return _Work(
+        rng, np.empty((3, num_steps), np.int64), np.empty((3, num_steps)),
+        np.empty((3, num_steps), np.int64), np.empty(num_steps, np.int64),
+        np.empty(3, np.int64), np.empty((num_steps, 3)), np.ones((num_steps, 3)),
+        np.empty(num_steps), np.empty(3), np.ones(3), z_word, place,
+        np.zeros(num_tasks), np.zeros(num_tasks), np.zeros(num_tasks), np.zeros(num_tasks),
+        np.zeros(num_tasks), np.zeros(num_tasks), np.zeros(num_topics), np.empty(num_topics),
+        np.empty(num_topics),
+        np.zeros(num_topics),  # prob: read (not used) by _candidates before the first table
+        np.zeros(num_topics, np.int64), np.empty(num_topics, np.int64), np.empty(num_topics))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _read_ahead(i, d, start, end, hi, d_next, doc_offsets, words, z, n_dk, n_wk, k_alpha, alpha,
+                num_topics, cycle, wk):
+    """Stage 2 of the pipeline, one token ahead: read token i + 1's proposed topics from the
+    current z (a hint only; its response proposals only while this half's table serves it) and
+    prefetch the counts they will read."""
+    r1 = (i + 1) % 3
+    if i + 1 < end:
+        s1, e1, d1 = start, end, d
+    else:
+        s1, e1, d1 = doc_offsets[d_next], doc_offsets[d_next + 1], d_next
+    _candidates(i + 1, s1, e1, z, wk.z_word, wk.kinds[r1], wk.uniforms[r1], wk.places[r1],
+                wk.prob, wk.alias, i + 1 < hi, k_alpha, alpha, num_topics, cycle, wk.cand,
+                wk.by_kind)
+    w1 = words[i + 1]
+    for step in range(wk.cand.shape[0]):
+        k2 = wk.cand[step]
+        if k2 >= 0:
+            _prefetch(n_wk, (w1, k2))
+            _prefetch(n_dk, (d1, k2))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _ratio_parts(d, w, k, n_dk, n_wk, inv_nk, alpha, beta, eta_kt, num_tasks, wk):
+    """The parts of the acceptance ratios of the token's proposals wk.cand (from its current
+    topic k), read in one pass: the count part of target / proposal by kind, up to what cancels
+    in a ratio ((n_wk + beta) / (n_k + V beta) for the document proposal, (n_dk + alpha) /
+    (n_k + V beta) for the word proposal, all three factors for the response proposal, whose
+    q_R is in c_q, 1 for the others), kept for every kind and read by kind so that no branch
+    depends on the random kind (:func:`_candidates`), and the exponents x. Returns x_k."""
+    c_count, c_q, c_x, k_count, k_q, q = wk.c_count, wk.c_q, wk.c_x, wk.k_count, wk.k_q, wk.q
+    for step in range(wk.cand.shape[0]):
+        k2 = wk.cand[step]
+        c_doc = n_dk[d, k2] + alpha
+        c_word = n_wk[w, k2] + beta
+        c_inv = inv_nk[k2]
+        c_count[step, DOC] = c_word * c_inv
+        c_count[step, WORD] = c_doc * c_inv
+        c_count[step, RESPONSE] = c_doc * c_word * c_inv
+        if num_tasks > 0:
+            c_q[step, RESPONSE] = q[k2]
+        c_x[step] = _exponent(eta_kt, k2, wk.base, wk.g)
+    k_doc = n_dk[d, k] + alpha
+    k_word = n_wk[w, k] + beta
+    k_inv = inv_nk[k]
+    k_count[DOC] = k_word * k_inv
+    k_count[WORD] = k_doc * k_inv
+    k_count[RESPONSE] = k_doc * k_word * k_inv
+    if num_tasks > 0:
+        k_q[RESPONSE] = q[k]
+    return _exponent(eta_kt, k, wk.base, wk.g)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _accept(row, k, xk, stats, wk):
+    """The token's Metropolis-Hastings steps in order, from its current topic k (exponent xk):
+    each proposal of another topic is accepted with probability min(1, ratio). Returns the
+    topic after the last step."""
+    c_count, c_q, c_x, k_count, k_q = wk.c_count, wk.c_q, wk.c_x, wk.k_count, wk.k_q
+    for step in range(wk.cand.shape[0]):
+        k2 = wk.cand[step]
+        if k2 == k:
+            continue
+        kind = wk.kinds[row, step]
+        stats[kind, 0] += 1
+        diff = c_x[step] - xk
+        counts = c_count[step, kind] / k_count[kind]
+        if abs(diff) < -_FLOOR:
+            ratio = counts * np.exp(diff) * (k_q[kind] / c_q[step, kind])
+        elif kind == RESPONSE:  # q_R(k) / q_R(k') may overflow
+            ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))
+        else:
+            ratio = counts * np.exp(diff)
+        if ratio >= 1.0 or _uniform(wk.rng) < ratio:
+            k = k2
+            xk = c_x[step]
+            for a in range(3):
+                k_count[a] = c_count[step, a]
+            k_q[RESPONSE] = c_q[step, RESPONSE]
+            stats[kind, 1] += 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _half_table(eta, eta_kt, z, f_lo, f_hi, length, wk):
+    """The response table of one half of a document, from the other (frozen) half's current
+    topics [f_lo, f_hi): Shat_t = (N_d - 1) / m sum of the m frozen tokens' eta_t (0 for a
+    one-token document), g_hat_t = -c_t Shat_t."""
+    num_tasks = eta.shape[0]
+    scale = (length - 1.0) / (f_hi - f_lo) if f_hi > f_lo else 0.0
+    for t in range(num_tasks):
+        wk.frozen[t] = 0.0
+    for i in range(f_lo, f_hi):
+        for t in range(num_tasks):
+            wk.frozen[t] += eta_kt[z[i], t]
+    for t in range(num_tasks):
+        wk.g_hat[t] = -2.0 * wk.half_c[t] * wk.frozen[t] * scale
+    _response_table(eta, wk.base, wk.g_hat, wk.xhat, wk.weights, wk.prob, wk.alias, wk.work,
+                    wk.q)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _begin_document(d, start, end, z, eta, eta_kt, psi, rho, wk):
+    """Document d's score S_t, c_t / 2 = rho_td / (2 N_d^2), psi_td / N_d and base_k =
+    sum_t eta_tk (psi_td / N_d - c_t eta_tk / 2)."""
+    num_tasks, num_topics = eta.shape
+    inv_n = 1.0 / (end - start)
+    for t in range(num_tasks):
+        wk.score[t] = 0.0
+        wk.half_c[t] = 0.5 * rho[t, d] * inv_n * inv_n
+        wk.lin0[t] = psi[t, d] * inv_n
+    for i in range(start, end):  # tasks innermost: independent additions
+        for t in range(num_tasks):
+            wk.score[t] += eta_kt[z[i], t]
+    if num_tasks > 0:
+        sum_quadratic(eta, wk.lin0, wk.half_c, wk.base, num_topics)
+
+
+@numba.njit(cache=True, nogil=True)
+def _light_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, eta, eta_kt, psi,
+                    rho, alpha, beta, inv_nk, cycle, read_ahead, stats, wk):
+    """Document d's tokens, in two halves, each with the table of the other half's topics
+    (module docstring); the pipeline reaches into the next non-empty document."""
+    num_tokens = z.shape[0]
+    num_docs = doc_offsets.shape[0] - 1
+    num_topics = n_k.shape[0]
+    num_tasks = eta.shape[0]
+    v_beta = n_wk.shape[0] * beta
+    k_alpha = num_topics * alpha
+    k_beta = num_topics * beta
+    num_kinds = 3 if num_tasks > 0 else 2
+    start = doc_offsets[d]
+    end = doc_offsets[d + 1]
+    length = end - start
+    d_next = d + 1  # the next non-empty document (for reading ahead across the boundary)
+    while d_next < num_docs and doc_offsets[d_next + 1] == doc_offsets[d_next]:
+        d_next += 1
+    mid = start + (length + 1) // 2
+    _begin_document(d, start, end, z, eta, eta_kt, psi, rho, wk)
+    for phase in range(2):
+        lo, hi = (start, mid) if phase == 0 else (mid, end)
+        if lo == hi:
+            continue
+        if num_tasks > 0:
+            f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)
+            _half_table(eta, eta_kt, z, f_lo, f_hi, length, wk)
+        for i in range(lo, hi):
+            row = i % 3
+            # the pipeline: draws two tokens ahead, proposed topics' counts one token ahead
+            if i + 2 < num_tokens:
+                r2 = (i + 2) % 3
+                _draw_ahead(wk.rng, i + 2, words, word_offsets, wk.place, z, wk.z_word, n_wk,
+                            num_kinds, cycle, k_beta, beta, num_topics, wk.kinds[r2],
+                            wk.uniforms[r2], wk.places[r2])
+            if read_ahead and i + 1 < num_tokens:
+                _read_ahead(i, d, start, end, hi, d_next, doc_offsets, words, z, n_dk, n_wk,
+                            k_alpha, alpha, num_topics, cycle, wk)
+            w = words[i]
+            k = z[i]
+            _count_token(d, w, k, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
+            for t in range(num_tasks):
+                wk.score[t] -= eta_kt[k, t]
+                wk.g[t] = -2.0 * wk.half_c[t] * wk.score[t]
+            # z_{-n} does not change during the token's steps, so all its proposals are read
+            # first and their counts in one pass; only the decisions are sequential
+            _candidates(i, start, end, z, wk.z_word, wk.kinds[row], wk.uniforms[row],
+                        wk.places[row], wk.prob, wk.alias, True, k_alpha, alpha, num_topics,
+                        cycle, wk.cand, wk.by_kind)
+            xk = _ratio_parts(d, w, k, n_dk, n_wk, inv_nk, alpha, beta, eta_kt, num_tasks, wk)
+            k = _accept(row, k, xk, stats, wk)
+            z[i] = k
+            wk.z_word[wk.place[i]] = k
+            _count_token(d, w, k, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
+            for t in range(num_tasks):
+                wk.score[t] += eta_kt[k, t]
+
+
 @numba.njit(cache=True, nogil=True)
 def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi,
                  rho, alpha, beta, seed, num_steps, cycle, stats):
@@ -333,217 +577,32 @@ def _light_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_toke
     Memory: at large K the counts do not fit in any cache and each token would wait for several
     misses in turn (n_wk rows, the word's tokens). Since a token's proposals depend only on
     z_{-n}, which does not change during its steps, the sweep is a pipeline: two tokens ahead
-    it draws the uniforms and prefetches the word proposals' places; one token ahead it reads
-    the proposed topics (from the current z: a hint only) and prefetches their counts; at the
-    token's turn it reads the proposals again (now current), their counts in one pass (so the
-    remaining misses overlap), then makes the accept / reject decisions in order.
+    it draws the uniforms and prefetches the word proposals' places (:func:`_draw_ahead`); one
+    token ahead it reads the proposed topics (from the current z: a hint only) and prefetches
+    their counts (:func:`_read_ahead`); at the token's turn it reads the proposals again (now
+    current), their counts in one pass (:func:`_ratio_parts`: the remaining misses overlap),
+    then makes the accept / reject decisions in order (:func:`_accept`).
     """
-    rng = np.empty(4, np.uint64)
-    _seed_state(seed, rng)
     num_tokens = z.shape[0]
-    num_docs = doc_offsets.shape[0] - 1
     num_topics = n_k.shape[0]
     num_tasks = eta.shape[0]
     v_beta = n_wk.shape[0] * beta
-    k_alpha = num_topics * alpha
-    k_beta = num_topics * beta
-    num_kinds = 3 if num_tasks > 0 else 2
     inv_nk = np.empty(num_topics)
     for k in range(num_topics):
         inv_nk[k] = 1.0 / (n_k[k] + v_beta)
     eta_kt = np.ascontiguousarray(eta.T)
     # reading the proposals' counts one token ahead only pays when they miss the cache
     read_ahead = n_wk.nbytes + n_dk.nbytes > _READ_AHEAD_BYTES
-    score = np.zeros(num_tasks)  # S: the document's score (without the token, inside a token)
-    frozen = np.zeros(num_tasks)  # the frozen half's score
-    g = np.zeros(num_tasks)
-    half_c = np.zeros(num_tasks)
-    lin0 = np.zeros(num_tasks)
-    g_hat = np.zeros(num_tasks)
-    base = np.zeros(num_topics)  # base_k of the document
-    xhat = np.empty(num_topics)
-    weights = np.empty(num_topics)
-    prob = np.zeros(num_topics)  # read (not used) by _candidates before the first table
-    alias = np.zeros(num_topics, np.int64)
-    work = np.empty(num_topics, np.int64)
-    q = np.empty(num_topics)
-    kinds = np.empty((3, num_steps), np.int64)  # token i's draws in row i % 3
-    uniforms = np.empty((3, num_steps))
-    places = np.empty((3, num_steps), np.int64)
-    cand = np.empty(num_steps, np.int64)
-    by_kind = np.empty(3, np.int64)
-    c_count = np.empty((num_steps, 3))  # the proposals' count factors, by kind (below)
-    c_q = np.ones((num_steps, 3))  # their q_R (1 for the other kinds)
-    c_x = np.empty(num_steps)  # their exponents x
-    k_count = np.empty(3)  # the same for the token's current topic
-    k_q = np.ones(3)
-    # a word-major copy of z (z_word[p] = z[word_tokens[p]]) and each token's place in it: the
-    # word proposal reads a random token of the word from a contiguous stretch of memory
-    z_word = np.empty(num_tokens, np.int32)
-    place = np.empty(num_tokens, np.int32)
-    for p in range(num_tokens):
-        tok = word_tokens[p]
-        place[tok] = p
-        z_word[p] = z[tok]
+    wk = _work(z, word_tokens, num_tasks, num_topics, num_steps, seed)
+    num_kinds = 3 if num_tasks > 0 else 2
     for i in range(min(2, num_tokens)):
-        _draw_ahead(rng, i, words, word_offsets, place, z, z_word, n_wk, num_kinds, cycle,
-                    k_beta, beta, num_topics, kinds[i], uniforms[i], places[i])
-
-    for d in range(num_docs):
-        start = doc_offsets[d]
-        end = doc_offsets[d + 1]
-        length = end - start
-        if length == 0:
-            continue
-        # the next non-empty document (for prefetching across the boundary)
-        d_next = d + 1
-        while d_next < num_docs and doc_offsets[d_next + 1] == doc_offsets[d_next]:
-            d_next += 1
-        mid = start + (length + 1) // 2
-        inv_n = 1.0 / length
-        for t in range(num_tasks):
-            score[t] = 0.0
-            half_c[t] = 0.5 * rho[t, d] * inv_n * inv_n
-            lin0[t] = psi[t, d] * inv_n
-        for i in range(start, end):  # tasks innermost: independent additions
-            for t in range(num_tasks):
-                score[t] += eta_kt[z[i], t]
-        if num_tasks > 0:
-            _sum_quadratic(eta, lin0, half_c, base, num_topics)
-        for phase in range(2):
-            lo, hi = (start, mid) if phase == 0 else (mid, end)
-            if lo == hi:
-                continue
-            if num_tasks > 0:
-                # the table of this half, from the other (frozen) half's current topics
-                f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)
-                scale = (length - 1.0) / (f_hi - f_lo) if f_hi > f_lo else 0.0
-                for t in range(num_tasks):
-                    frozen[t] = 0.0
-                for i in range(f_lo, f_hi):
-                    for t in range(num_tasks):
-                        frozen[t] += eta_kt[z[i], t]
-                for t in range(num_tasks):
-                    g_hat[t] = -2.0 * half_c[t] * frozen[t] * scale
-                _response_table(eta, base, g_hat, xhat, weights, prob, alias, work, q)
-            for i in range(lo, hi):
-                row = i % 3
-                # pipeline: draws two tokens ahead, proposed topics' counts one token ahead
-                if i + 2 < num_tokens:
-                    r2 = (i + 2) % 3
-                    _draw_ahead(rng, i + 2, words, word_offsets, place, z, z_word, n_wk,
-                                num_kinds, cycle, k_beta, beta, num_topics, kinds[r2],
-                                uniforms[r2], places[r2])
-                if read_ahead and i + 1 < num_tokens:
-                    r1 = (i + 1) % 3
-                    if i + 1 < end:
-                        s1, e1, d1 = start, end, d
-                    else:
-                        s1, e1, d1 = doc_offsets[d_next], doc_offsets[d_next + 1], d_next
-                    _candidates(i + 1, s1, e1, z, z_word, kinds[r1], uniforms[r1], places[r1],
-                                prob, alias, i + 1 < hi, k_alpha, alpha, num_topics, cycle, cand,
-                                by_kind)
-                    w1 = words[i + 1]
-                    for step in range(num_steps):
-                        k2 = cand[step]
-                        if k2 >= 0:
-                            _prefetch(n_wk, (w1, k2))
-                            _prefetch(n_dk, (d1, k2))
-                w = words[i]
-                k = z[i]
-                _count_token(d, w, k, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
-                for t in range(num_tasks):
-                    score[t] -= eta_kt[k, t]
-                    g[t] = -2.0 * half_c[t] * score[t]
-                # z_{-n} does not change during the token's steps, so all its proposals are
-                # read first and their counts in one pass; only the decisions are sequential
-                _candidates(i, start, end, z, z_word, kinds[row], uniforms[row], places[row],
-                            prob, alias, True, k_alpha, alpha, num_topics, cycle, cand, by_kind)
-                # the count part of target / proposal by kind, up to what cancels in a ratio:
-                # (n_wk + beta) / (n_k + V beta) for the document proposal, (n_dk + alpha) /
-                # (n_k + V beta) for the word proposal, all three factors for the response
-                # proposal (whose q_R is in c_q, 1 for the others). Kept for every kind and read
-                # by kind, so that no branch depends on the random kind (:func:`_candidates`)
-                for step in range(num_steps):
-                    k2 = cand[step]
-                    c_doc = n_dk[d, k2] + alpha
-                    c_word = n_wk[w, k2] + beta
-                    c_inv = inv_nk[k2]
-                    c_count[step, DOC] = c_word * c_inv
-                    c_count[step, WORD] = c_doc * c_inv
-                    c_count[step, RESPONSE] = c_doc * c_word * c_inv
-                    if num_tasks > 0:
-                        c_q[step, RESPONSE] = q[k2]
-                    c_x[step] = _exponent(eta_kt, k2, base, g)
-                k_doc = n_dk[d, k] + alpha
-                k_word = n_wk[w, k] + beta
-                k_inv = inv_nk[k]
-                k_count[DOC] = k_word * k_inv
-                k_count[WORD] = k_doc * k_inv
-                k_count[RESPONSE] = k_doc * k_word * k_inv
-                if num_tasks > 0:
-                    k_q[RESPONSE] = q[k]
-                xk = _exponent(eta_kt, k, base, g)
-                for step in range(num_steps):
-                    k2 = cand[step]
-                    if k2 == k:
-                        continue
-                    kind = kinds[row, step]
-                    stats[kind, 0] += 1
-                    diff = c_x[step] - xk
-                    counts = c_count[step, kind] / k_count[kind]
-                    if abs(diff) < -_FLOOR:
-                        ratio = counts * np.exp(diff) * (k_q[kind] / c_q[step, kind])
-                    elif kind == RESPONSE:  # q_R(k) / q_R(k') may overflow
-                        ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))
-                    else:
-                        ratio = counts * np.exp(diff)
-                    if ratio >= 1.0 or _uniform(rng) < ratio:
-                        k = k2
-                        xk = c_x[step]
-                        for a in range(3):
-                            k_count[a] = c_count[step, a]
-                        k_q[RESPONSE] = c_q[step, RESPONSE]
-                        stats[kind, 1] += 1
-                z[i] = k
-                z_word[place[i]] = k
-                _count_token(d, w, k, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
-                for t in range(num_tasks):
-                    score[t] += eta_kt[k, t]
-
-
-def _host_light_sweep(alpha, beta, num_steps, cycle):
-    """The host side of :func:`light_topics_step` (same conventions as the collapsed sweep's:
-    z and counts are copied once into the outputs and swept there; under
-    ``vmap_method="expand_dims"`` every argument has a leading chain axis)."""
-
-    def sweep(out, words, offsets, w_off, w_tok, eta, psi, rho, seed):
-        if w_off.shape[0] == 0:
-            w_off, w_tok = word_token_index(words, out[2].shape[0])
-        stats = np.zeros((3, 2), np.int64)
-        _light_sweep(*out, words, offsets, w_off, w_tok, eta, psi, rho, alpha, beta, int(seed),
-                     num_steps, cycle, stats)
-
-    def host(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
-             seed):
-        state = [np.asarray(a) for a in (z, n_dk, n_wk, n_k)]
-        inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
-        inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
-        seed = np.asarray(seed)
-        if state[0].ndim == 1:
-            out = [np.array(a, dtype=np.int32) for a in state]
-            sweep(out, *inputs, seed)
-        else:
-            inputs.append(seed)
-            num = max(a.shape[0] for a in (*state, *inputs))
-            out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32)
-                   for a in state]
-            for chain in range(num):
-                sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-        trim_after(sum(a.nbytes for a in out))
-        return tuple(out)
-
-    return host
+        _draw_ahead(wk.rng, i, words, word_offsets, wk.place, z, wk.z_word, n_wk, num_kinds,
+                    cycle, num_topics * beta, beta, num_topics, wk.kinds[i], wk.uniforms[i],
+                    wk.places[i])
+    for d in range(doc_offsets.shape[0] - 1):
+        if doc_offsets[d + 1] > doc_offsets[d]:
+            _light_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, eta,
+                            eta_kt, psi, rho, alpha, beta, inv_nk, cycle, read_ahead, stats, wk)
 
 
 def _check_options(combination, num_steps):
@@ -552,45 +611,6 @@ def _check_options(combination, num_steps):
         raise ValueError(f"combination must be 'mixture' or 'cycle', got {combination!r}")
     if int(num_steps) < 1:
         raise ValueError(f"num_steps must be >= 1, got {num_steps}")
-
-
-def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho, alpha: float,
-                      beta: float, *, word_offsets=None, word_tokens=None, num_steps: int = 6,
-                      combination: str = "mixture") -> TopicState:
-    """One light sweep over every token: ``num_steps`` Metropolis-Hastings steps per token
-    (module docstring), exact in its stationary distribution.
-
-    Args:
-      key: JAX PRNG key; the host seed is derived from it.
-      topics: current :class:`~topiczoo.kernels.topics.TopicState` (z [N], n_dk [D, K],
-        n_wk [V, K], n_k [K], int32).
-      words: int32 [N]; doc_offsets: int32 [D+1].
-      eta: float32 [T, K] (T = 0 for plain LDA); psi, rho: float32 [T, D] (Gaussian form).
-      alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
-      word_offsets, word_tokens: the data's :func:`word_token_index` (int32 [V+1], int32 [N]);
-        computed on every call if omitted.
-      num_steps: Metropolis-Hastings steps per token (static).
-      combination: ``"mixture"`` (each step's proposal drawn with equal odds) or ``"cycle"``
-        (document, word, response in turn).
-    Returns the new :class:`TopicState`. Works under jit, vmap (chains) and lax loops; nothing
-    besides the TopicState needs to be carried between calls.
-
-    Through ``pure_callback`` the whole TopicState is copied in and out at every call: at
-    K = 400 on 20news (n_wk 86 MB) that adds about 190 ns per token to the sweep's 600 and
-    some 340 MB to the peak. :func:`light_assignments_step` runs the same sweep with z alone
-    in the chain state.
-    """
-    _check_options(combination, num_steps)
-    check_word_index(word_offsets, word_tokens)
-    if word_offsets is None:
-        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
-    out_shape = tuple(jax.ShapeDtypeStruct(a.shape, jnp.int32) for a in topics)
-    z, n_dk, n_wk, n_k = jax.pure_callback(
-        _host_light_sweep(float(alpha), float(beta), int(num_steps), combination == "cycle"),
-        out_shape, *topics, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
-        _seed_from_key(key), vmap_method="expand_dims",
-    )
-    return TopicState(z, n_dk, n_wk, n_k)
 
 
 # ---------------------------------------------------------------------------------------------

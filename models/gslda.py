@@ -6,7 +6,7 @@ from functools import partial
 
 from topiczoo.models.parametric import TopicModel
 from topiczoo.models.responses import Logistic
-from topiczoo.models.supervised import supervised_lda_declaration
+from topiczoo.models.lda import supervised_lda_declaration
 
 
 def gslda(num_topics: int, *, c: float = 1.0, alpha: float = 1.0, beta: float = 0.01,

@@ -1,4 +1,5 @@
-"""Latent Dirichlet allocation: the generative process every model here extends."""
+"""Latent Dirichlet allocation, the generative process every parametric model extends, and
+supervised LDA: LDA, then eta, then the response."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from topiczoo.models.parametric import TopicModel
+from topiczoo.models.supervised import response_declaration
 
 
 def lda_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
@@ -31,6 +33,22 @@ def lda_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
     counts = jax.ops.segment_sum(jax.nn.one_hot(z, num_topics), doc_ids, num_segments=num_docs)
     zbar = counts / jnp.maximum(counts.sum(-1, keepdims=True), 1.0)
     return z, zbar
+
+
+def supervised_lda_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
+                               alpha: float, beta: float, nu2: float, response,
+                               num_tasks: int = 1, words=None, y=None):
+    """Supervised LDA as a numpyro model (regularised Bayes where the response is a
+    pseudo-likelihood).
+
+    LDA as in :func:`lda_declaration`; eta_t ~ N(0, nu2 I_K) for each task t;
+    omega_td = eta_t . zbar_d; the response's own statement (``response.declare``) links
+    y [T, D] to omega [T, D]: a likelihood for a generative response, a factor otherwise.
+    Returns ``(z, zbar, eta, omega)``.
+    """
+    z, zbar = lda_declaration(doc_ids, num_docs, num_topics, vocab_size, alpha, beta, words)
+    eta, omega = response_declaration(zbar, num_tasks, nu2, response, y, "topic_weights")
+    return z, zbar, eta, omega
 
 
 def lda(num_topics: int, *, alpha: float = 1.0, beta: float = 0.01) -> TopicModel:

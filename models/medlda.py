@@ -7,7 +7,7 @@ from functools import partial
 
 from topiczoo.models.parametric import TopicModel
 from topiczoo.models.responses import EpsilonInsensitive, Hinge
-from topiczoo.models.supervised import supervised_lda_declaration
+from topiczoo.models.lda import supervised_lda_declaration
 
 
 def _model(name, num_topics, response, tasks, alpha, beta, nu2, num_classes=None,

@@ -31,21 +31,25 @@ the topic-word counts and eta; held-out documents are scored by test chains with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
-from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.assignments import (assignments_log_likelihood,
                                           collapsed_assignments_step)
+from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
+from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.light import light_assignments_step
 from topiczoo.kernels.topics import sample_test_topics, topic_proportions
 from topiczoo.models.checks import flag, positive_number, whole_number
+from topiczoo.models.family import Predictor
+from topiczoo.models.monitors import PARAMETRIC_MONITORS
 from topiczoo.models.responses import response_facts
+from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
+                                        supervised_monitors)
 from topiczoo.models.tasks import Task
 
 
@@ -72,10 +76,10 @@ class ParametricState(NamedTuple):
 
 def upgrade_checkpoint_state(named: dict, data: CorpusData) -> dict:
     """The state leaves of a checkpoint (``keystr`` path -> array [C, ...]) in the current
-    :class:`ParametricState` layout. Until 2026-11-28 the exact sampler's state held a
-    ``TopicState`` (``.state.topics``: z, n_dk, n_wk, n_k) beside eta and the augmentation:
-    z and n_dk move up, n_wk and n_k (functions of z) are dropped, the words are the data's
-    and log p(W | Z) is the draw's monitor (the value of that z, computed from its counts).
+    :class:`ParametricState` layout. The exact sampler's first state layout held the counts
+    beside z (``.state.topics``: z, n_dk, n_wk, n_k) next to eta and the augmentation: z and
+    n_dk move up, n_wk and n_k (functions of z) are dropped, the words are the data's and
+    log p(W | Z) is the draw's monitor (the value of that z, computed from its counts).
     Anything else (the current layout, or a part missing) is returned as it is."""
     old = (".state.topics.z", ".state.topics.n_dk", ".info['log_likelihood']")
     if not all(k in named for k in old):
@@ -249,28 +253,6 @@ class TopicModel:
             out["center"] = self.center
         return out
 
-    # ------------------------------------------------------------------ data
-    def task_of(self, corpus) -> Task | None:
-        """The :class:`Task` of this model on ``corpus``'s labels (None if unsupervised);
-        raises ``ValueError`` naming the problem when the labels do not fit the model."""
-        if not self.supervised:
-            return None
-        return Task.of(self.tasks, corpus, self.num_classes, self.center)
-
-    def corpus_data(self, corpus, task: Task | None = None) -> CorpusData:
-        """The arrays the sampler reads, labels turned into coded tasks [T, D] by ``task``
-        (default :meth:`task_of`). Raises ``ValueError`` for empty training documents."""
-        from topiczoo.kernels.gibbs import corpus_arrays
-
-        corpus.require_nonempty("training")
-        if task is None:
-            task = self.task_of(corpus)
-        if task is None:
-            y = np.zeros((0, corpus.num_docs), np.float32)
-        else:
-            y = self.response.encode(task.to_tasks(corpus.labels))
-        return corpus_arrays(corpus.words, corpus.doc_offsets, y, corpus.vocab_size)
-
     # ------------------------------------------------------------------ declaration
     def declaration_for(self, vocab_size: int):
         """The numpyro declaration as a function of a :class:`CorpusData`. Words or responses
@@ -314,64 +296,43 @@ class TopicModel:
         return _sampler(self, int(vocab_size), task, options)
 
     # ------------------------------------------------------------------ prediction
-    def train_proportions(self, state: ParametricState) -> np.ndarray:
-        """zbar of the training documents in ``state`` (one chain of either sampler): float32
-        [D, K]."""
-        return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
+    def predictor(self) -> Predictor:
+        """Held-out documents are scored by test chains with the topics of one snapshot fixed
+        and no response term (JMLR eq. 15)."""
+        return _predictor(self.alpha_per_topic, self.beta)
 
-    def phi_hat(self, snapshot: dict) -> np.ndarray:
-        """Posterior-mean topics given a snapshot's counts (``Snapshot.chain(c)``, or the
-        whole ``Snapshot.arrays`` with a chain axis): float64 [..., V, K], columns summing
-        to 1."""
-        n_wk, n_k = snapshot["n_wk"], snapshot["n_k"]
-        return (n_wk + self.beta) / (n_k[..., None, :] + n_wk.shape[-2] * self.beta)
 
-    def test_proportions(self, snapshot: dict, corpus, *, num_burnin: int, num_draws: int,
-                         lag: int, seed: int) -> np.ndarray:
+def _phi_hat(beta, snapshot: dict) -> np.ndarray:
+    """Posterior-mean topics given a snapshot's counts (``Snapshot.chain(c)``, or the whole
+    ``Snapshot.arrays`` with a chain axis): float64 [..., V, K], columns summing to 1."""
+    n_wk, n_k = snapshot["n_wk"], snapshot["n_k"]
+    return (n_wk + beta) / (n_k[..., None, :] + n_wk.shape[-2] * beta)
+
+
+def _train_proportions(state: ParametricState) -> np.ndarray:
+    """zbar of the training documents in ``state`` (one chain of either sampler): float32
+    [D, K]."""
+    return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
+
+
+@lru_cache(maxsize=128)
+def _predictor(alpha_per_topic: float, beta: float) -> Predictor:
+    phi_hat = partial(_phi_hat, beta)
+
+    def test_proportions(snapshot: dict, corpus, *, num_burnin: int, num_draws: int, lag: int,
+                         seed: int) -> np.ndarray:
         """zbar draws [J, D, K] of ``corpus``'s documents from a test chain with the topics of
         one chain's ``snapshot`` fixed and no response term (JMLR eq. 15)."""
-        return sample_test_topics(corpus.words, corpus.doc_offsets, self.phi_hat(snapshot),
-                                  self.alpha_per_topic,
-                                  num_burnin=num_burnin, num_draws=num_draws, lag=lag,
-                                  seed=seed)
+        return sample_test_topics(corpus.words, corpus.doc_offsets, phi_hat(snapshot),
+                                  alpha_per_topic, num_burnin=num_burnin, num_draws=num_draws,
+                                  lag=lag, seed=seed)
 
-    def scores(self, snapshot: dict, zbar: np.ndarray) -> np.ndarray:
-        """Scores omega [J, T, D] = eta . zbar of test draws zbar [J, D, K]."""
-        return np.einsum("tk,jdk->jtd", snapshot["eta"], zbar)
+    return Predictor(phi_hat, _train_proportions, test_proportions)
 
 
-#: The monitors of the parametric family that do not depend on the topics' labels.
-LABEL_INVARIANT = ("log_likelihood", "eta_norm", "train_loss", "train_accuracy",
-                   "residual_norm", "train_mse", "omega_mean_abs", "augmentation_mean")
-
-
-def _gaussian_form(model, state, data):
-    if model.response is None:
-        empty = jnp.zeros((0, data.doc_offsets.shape[0] - 1), jnp.float32)
-        return empty, empty
-    return model.response.gaussian_form(data.y, state.augmentation)
-
-
-def _monitors(model, task, state, data, log_likelihood, n_dk) -> dict:
-    """log_likelihood: log p(W | Z), nats. For supervised models also eta [T, K]; eta_norm:
-    ||eta||_F; omega_mean_abs: mean |omega_td|; train_loss: mean over documents and tasks of
-    minus the log pseudo-likelihood (nats); augmentation_mean [T]: mean augmentation variable
-    per task (s2 for the Gaussian); and the task's (``Task.train_monitors``): train_accuracy,
-    or residual_norm and train_mse. The same for every sampler of the family."""
-    response = model.response
-    info = {"log_likelihood": log_likelihood}
-    if response is not None:
-        omega = state.eta @ topic_proportions(n_dk).T
-        num_tasks = state.eta.shape[0]
-        info.update(
-            eta=state.eta,
-            eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
-            omega_mean_abs=jnp.mean(jnp.abs(omega)),
-            train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
-            augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
-            **task.train_monitors(data.y, omega),
-        )
-    return info
+def _scores(state: ParametricState, data) -> jax.Array:
+    """omega [T, D] = eta . zbar_d of the training documents."""
+    return state.eta @ topic_proportions(state.n_dk).T
 
 
 def _init_parts(model, key, data):
@@ -387,35 +348,22 @@ def _init_parts(model, key, data):
     return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
 
 
-def _eta_block(model, options):
-    """eta | Z, augmentation: the Gaussian draw (``options.eta == "cholesky"``: float64 on the
-    host, every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
+def _eta_draw(model, options):
+    """How eta | Z, augmentation is drawn (``options.eta == "cholesky"``: float64 on the host,
+    every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
     XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (float64 on the host,
     ``kernels.eta``)."""
 
-    def eta_block(key, state, data):
-        psi, rho = _gaussian_form(model, state, data)
+    def draw(key, state, data, psi, rho):
         if options.name == "exact" and options.eta == "cholesky":
-            eta = draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_dk.sum(axis=0), psi,
-                                    rho, model.nu2, skip_empty=False)
-        elif options.name == "exact" and options.eta == "qr":
-            eta = draw_eta(key, topic_proportions(state.n_dk), psi, rho, model.nu2)
-        else:
-            eta = draw_eta_coordinatewise(key, state.eta, state.z, data.doc_offsets, psi,
-                                          rho, model.nu2, options.eta_sweeps)
-        return state._replace(eta=eta)
+            return draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_dk.sum(axis=0), psi,
+                                     rho, model.nu2, skip_empty=False)
+        if options.name == "exact" and options.eta == "qr":
+            return draw_eta(key, topic_proportions(state.n_dk), psi, rho, model.nu2)
+        return draw_eta_coordinatewise(key, state.eta, state.z, data.doc_offsets, psi, rho,
+                                       model.nu2, options.eta_sweeps)
 
-    return eta_block
-
-
-def _augmentation_block(model):
-    def augmentation_block(key, state, data):
-        """augmentation | Z, eta: the response's own draw, document by document."""
-        omega = state.eta @ topic_proportions(state.n_dk).T
-        return state._replace(augmentation=model.response.draw_augmentation(
-            key, data.y, omega, state.augmentation))
-
-    return augmentation_block
+    return draw
 
 
 @lru_cache(maxsize=128)
@@ -440,7 +388,7 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         """Z | eta, augmentation: one collapsed Gibbs sweep over all tokens (exact), or one
         light sweep (``options.mh_steps`` Metropolis-Hastings steps per token, proposals
         ``options.proposals``) that leaves it invariant."""
-        psi, rho = _gaussian_form(model, state, data)
+        psi, rho = gaussian_form(model.response, state, data)
         args = (key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
                 model.alpha_per_topic, model.beta)
         shared = dict(num_topics=num_topics, vocab_size=vocab_size, log_likelihood=True,
@@ -453,8 +401,13 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:
-        """:func:`_monitors`."""
-        return _monitors(model, task, state, data, state.log_likelihood, state.n_dk)
+        """log_likelihood: log p(W | Z), nats; a supervised model's also those of
+        ``models.supervised.supervised_monitors``. The same for every sampler of the family."""
+        info = {"log_likelihood": state.log_likelihood}
+        if model.response is not None:
+            info.update(supervised_monitors(model.response, task, state, data,
+                                            _scores(state, data)))
+        return info
 
     def snapshot(state) -> dict:
         """n_wk [V, K] scattered from z (only at snapshot points), n_k [K], eta [T, K]."""
@@ -463,6 +416,7 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     blocks = (topics_block,)
     if model.response is not None:
-        blocks = (_eta_block(model, options), topics_block, _augmentation_block(model))
-    return Sampler(options.spec(), init, blocks, monitors, snapshot, LABEL_INVARIANT,
+        blocks = (eta_block(model.response, _eta_draw(model, options)), topics_block,
+                  augmentation_block(model.response, _scores))
+    return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
                    upgrade=upgrade_checkpoint_state)

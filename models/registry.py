@@ -7,7 +7,8 @@ defaults are the model's options), which label kinds it takes, and how it is run
   :func:`topiczoo.predict.predict`;
 * ``"one-vs-all"``: one binary model per class (:func:`topiczoo.ova.one_vs_all`);
 * ``"two-step"``: an unsupervised model, then the entry's ``second_step`` on the topic
-  proportions (``topiczoo.baseline``: LDA + linear SVM, HDP + GLM).
+  proportions (named here, run by ``topiczoo.baseline``: ``"linear-svm"`` for LDA + linear
+  SVM, ``"glm"`` for HDP + GLM).
 
 A new model is one entry here and its module in ``models/``: nothing in the fitting, prediction,
 command-line or diagnostics code names a model.
@@ -19,13 +20,13 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
-from topiczoo.baseline import hdp_glm_predict, lda_svm_predict
 from topiczoo.models.gslda import gslda, gslda_multitask
 from topiczoo.models.lda import lda
 from topiczoo.models.medlda import medlda, medlda_multitask, medlda_regression
 from topiczoo.models.shdp import (hdp, shdp_gaussian, shdp_hinge, shdp_logistic, shdp_map,
                                   shdp_multitask, shdp_regression)
 from topiczoo.models.slda_gaussian import slda_gaussian
+from topiczoo.models.supervised import task_of
 from topiczoo.models.unigram_mixture import unigram_mixture
 
 #: How an entry is run (see the module docstring).
@@ -40,7 +41,7 @@ class ModelEntry:
     summary: one line for humans; tasks: the label kinds of the data it takes (empty for
     unsupervised models); driver: one of :data:`DRIVERS`; defaults: options whose default
     differs from the factory's (e.g. the margin of one-vs-all MedLDA); second_step: for a
-    two-step entry, ``second_step(result, train, test, **predict_kwargs) -> Prediction``.
+    two-step entry, the name of its second step (``topiczoo.baseline.SECOND_STEPS``).
     """
 
     name: str
@@ -49,7 +50,7 @@ class ModelEntry:
     tasks: tuple = ()
     driver: str = "gibbs"
     defaults: dict = field(default_factory=dict)
-    second_step: Callable | None = None
+    second_step: str | None = None
 
     def __post_init__(self):
         if self.driver not in DRIVERS:
@@ -91,7 +92,7 @@ class ModelEntry:
         out = {k: v for k, v in model.describe().items() if k not in ("model", "num_topics")}
         response = getattr(model, "response", None)
         if getattr(response, "relative", False) and corpus is not None:
-            task = model.task_of(corpus)
+            task = task_of(model, corpus)
             out.update(response.in_force(response.encode(task.to_tasks(corpus.labels))))
         return out
 
@@ -121,7 +122,7 @@ REGISTRY = {entry.name: entry for entry in (
     ModelEntry("unigram-mixture", unigram_mixture,
                "mixture of unigrams, one topic per document (unsupervised)"),
     ModelEntry("lda-svm", lda, "LDA, then a linear SVM on topic proportions (two-step baseline)",
-               ("binary",), "two-step", second_step=lda_svm_predict),
+               ("binary",), "two-step", second_step="linear-svm"),
     ModelEntry("gslda", gslda, "logistic sLDA with constant c, Polya-Gamma augmentation",
                _BINARY),
     ModelEntry("medlda", medlda, "Gibbs MedLDA, hinge loss with cost c and margin ell", _BINARY),
@@ -153,7 +154,7 @@ REGISTRY = {entry.name: entry for entry in (
                ("regression",)),
     ModelEntry("hdp-glm", hdp, "HDP, then ridge / logistic regression on topic proportions "
                "(two-step baseline)", ("regression", "binary"), "two-step",
-               second_step=hdp_glm_predict),
+               second_step="glm"),
 )}
 
 

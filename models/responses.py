@@ -1,4 +1,4 @@
-"""Responses in Gaussian form (DESIGN.md, "The one idea that unifies every response").
+"""Responses in Gaussian form (``docs/design.md``, "One form for every response").
 
 Write a document's linear score ``omega_d = eta . zbar_d``. Given its augmentation variables,
 every response contributes one factor of the same form

@@ -24,9 +24,17 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
+from topiczoo.kernels import hdp as hdp_kernel
+from topiczoo.kernels.eta import draw_eta_cholesky
+from topiczoo.kernels.gibbs import Sampler
 from topiczoo.models.checks import flag, positive_number, whole_number
-from topiczoo.models.family import ModelFamily
-from topiczoo.models.supervised import response_declaration
+from topiczoo.models.family import ModelFamily, Predictor
+from topiczoo.models.monitors import SHDP_MONITORS
+from topiczoo.models.responses import (EpsilonInsensitive, Gaussian, Hinge, Logistic,
+                                       response_facts)
+from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
+                                        response_declaration, supervised_monitors)
+from topiczoo.models.tasks import Task
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
 # after many small sticks; the atoms concerned have weight < 1e-30).
@@ -92,7 +100,7 @@ class SHDPModel(ModelFamily):
     response of ``models.responses`` or None; tasks: the label kinds it takes; num_aux: Neal's
     m auxiliary topics for a token's new-topic weight; eta_map: set eta to its MAP given Z
     every cycle instead of drawing it (the paper's MAP-coefficient variant; Gaussian and
-    logistic responses only; ``kernels.hdp.eta_map_block``).
+    logistic responses only; ``kernels.hdp_kernel.eta_map_block``).
     """
 
     name: str
@@ -123,14 +131,7 @@ class SHDPModel(ModelFamily):
                                whole_number("num_classes", self.num_classes, 2))
         object.__setattr__(self, "center", flag("center", self.center))
         if self.eta_map:
-            from topiczoo.kernels.hdp import map_steps
-
-            map_steps(self.response)  # ValueError for a response without a MAP here
-
-    def phi_hat(self, snapshot: dict) -> np.ndarray:
-        """The snapshot's phi_wk as float64 [..., V, Kcap]: (n_wk + beta) / (n_k + V beta) on
-        occupied slots, 0 on free ones (``kernels.hdp.snapshot``)."""
-        return np.asarray(snapshot["phi_wk"], np.float64)
+            hdp_kernel.map_steps(self.response)  # ValueError for a response without a MAP here
 
     @property
     def initial_capacity(self) -> int:
@@ -138,8 +139,7 @@ class SHDPModel(ModelFamily):
         return int(self.capacity or max(8, 2 * self.num_topics))
 
     def describe(self) -> dict:
-        from topiczoo.models.responses import response_facts
-
+        """The model as flat JSON-able facts (what checkpoints and diagnostics record)."""
         out = {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
                "gamma": self.gamma, "beta": self.beta, "learn_alpha": self.learn_alpha,
                "learn_gamma": self.learn_gamma, "num_aux": self.num_aux}
@@ -150,23 +150,6 @@ class SHDPModel(ModelFamily):
         if self.eta_map:
             out["eta_map"] = True
         return out
-
-    def task_of(self, corpus):
-        from topiczoo.models.tasks import Task
-
-        return None if self.response is None else Task.of(self.tasks, corpus, self.num_classes,
-                                                           self.center)
-
-    def corpus_data(self, corpus, task=None):
-        import numpy as np
-
-        from topiczoo.kernels.gibbs import corpus_arrays
-
-        corpus.require_nonempty("training")
-        task = self.task_of(corpus) if task is None else task
-        y = (np.zeros((0, corpus.num_docs), np.float32) if task is None
-             else self.response.encode(task.to_tasks(corpus.labels)))
-        return corpus_arrays(corpus.words, corpus.doc_offsets, y)
 
     def declaration_for(self, vocab_size: int):
         spec = self
@@ -179,62 +162,102 @@ class SHDPModel(ModelFamily):
 
         return declaration
 
-    def sampler(self, name: str, vocab_size: int, task=None):
+    def sampler(self, name: str, vocab_size: int, task=None) -> Sampler:
+        """The named sampler (only ``"exact"``) for a corpus of ``vocab_size`` words."""
         if name not in self.samplers:
             raise ValueError(f"unknown sampler {name!r} for {self.name}; choose from "
                              f"{', '.join(self.samplers)}")
         return _shdp_sampler(self, int(vocab_size), task)
 
-    def train_proportions(self, state):
-        import numpy as np
-
-        n_dk = np.asarray(state.n_dk, np.float64)
-        return (n_dk / np.maximum(n_dk.sum(-1, keepdims=True), 1)).astype(np.float32)
-
-    def test_proportions(self, snapshot: dict, corpus, *, num_burnin: int, num_draws: int,
-                         lag: int, seed: int):
-        from topiczoo.kernels import hdp
-
-        return hdp.sample_test_topics(corpus.words, corpus.doc_offsets, snapshot,
-                                      beta=self.beta, num_burnin=num_burnin,
-                                      num_draws=num_draws, lag=lag, seed=seed)
-
-    def scores(self, snapshot: dict, zbar):
-        from topiczoo.kernels import hdp
-
-        return hdp.score_test_documents(snapshot, zbar)
+    def predictor(self) -> Predictor:
+        """Held-out documents are scored by test chains with the training topics fixed and new
+        topics born in the document (eq 18)."""
+        return _predictor(self.beta)
 
 
-LABEL_INVARIANT = ("log_likelihood", "num_topics", "alpha", "gamma", "eta_norm", "train_loss",
-                   "train_accuracy", "residual_norm", "train_mse", "augmentation_mean")
+def _phi_hat(snapshot: dict) -> np.ndarray:
+    """The snapshot's phi_wk as float64 [..., V, Kcap]: (n_wk + beta) / (n_k + V beta) on
+    occupied slots, 0 on free ones (``kernels.hdp_kernel.snapshot``)."""
+    return np.asarray(snapshot["phi_wk"], np.float64)
+
+
+def _train_proportions(state) -> np.ndarray:
+    """zbar [D, Kcap] of the training documents in one chain's state (float32)."""
+    n_dk = np.asarray(state.n_dk, np.float64)
+    return (n_dk / np.maximum(n_dk.sum(-1, keepdims=True), 1)).astype(np.float32)
 
 
 @lru_cache(maxsize=64)
-def _shdp_sampler(model: SHDPModel, vocab_size: int, task):
-    from topiczoo.kernels import hdp
-    from topiczoo.kernels.gibbs import Sampler
-    from topiczoo.models.tasks import Task
+def _predictor(beta: float) -> Predictor:
+    def test_proportions(snapshot: dict, corpus, *, num_burnin: int, num_draws: int, lag: int,
+                         seed: int) -> np.ndarray:
+        """zbar draws [J, D, Kcap] of ``corpus``'s documents (``kernels.hdp.held_out``)."""
+        return hdp_kernel.sample_test_topics(corpus.words, corpus.doc_offsets, snapshot, beta=beta,
+                                      num_burnin=num_burnin, num_draws=num_draws, lag=lag,
+                                      seed=seed)
 
-    if task is None and model.response is not None:
+    return Predictor(_phi_hat, _train_proportions, test_proportions)
+
+
+@lru_cache(maxsize=64)
+def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
+    """The sHDP's exact sampler: the cycle eta, topics, globals, augmentation (topics and
+    globals without a response). Every block is exact on its own, so any order or mixture of
+    them leaves the posterior invariant; the cycle draws eta first (the start has eta = 0)."""
+    response = model.response
+    if task is None and response is not None:
         task = Task(model.tasks[0])
-    family = hdp.SHDPFamily(vocab_size, model.initial_capacity, model.response, model.beta,
-                            model.nu2, model.num_aux, model.learn_alpha, model.learn_gamma,
-                            model.alpha, model.gamma, init_topics=model.num_topics,
-                            eta_map=model.eta_map)
-    task_monitors = None if task is None else task.train_monitors
 
-    def monitors(state, data):
-        return hdp.monitors(state, data, model.response, beta=model.beta,
-                            task_monitors=task_monitors)
+    def init(key, data) -> hdp_kernel.SHDPState:
+        return hdp_kernel.init_state(key, data, vocab_size, model.initial_capacity, response,
+                              init_topics=model.num_topics, alpha=model.alpha, gamma=model.gamma)
+
+    def draw_eta(key, state, data, psi, rho):
+        """Over the occupied topics only (empty slots 0), so the draw does not depend on the
+        capacity."""
+        return draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_k, psi, rho, model.nu2,
+                                 skip_empty=True)
+
+    def eta_map(key, state, data):
+        """eta | Z: set to its MAP given Z (the sHDP paper's variant)."""
+        return hdp_kernel.eta_map_block(key, state, data, response, nu2=model.nu2)
+
+    def topics(key, state, data):
+        """z | rest: one direct-assignment sweep, births and deaths of topics included."""
+        psi, rho = gaussian_form(response, state, data)
+        return hdp_kernel.topics_block(key, state, data, psi, rho, beta=model.beta, nu2=model.nu2,
+                                num_aux=model.num_aux)
+
+    def globals_(key, state, data):
+        """tables, gamma, beta, alpha | z: the Antoniak seating, then the concentrations and
+        stick weights."""
+        return hdp_kernel.global_block(key, state, data, learn_alpha=model.learn_alpha,
+                                learn_gamma=model.learn_gamma)
+
+    def monitors(state, data) -> dict:
+        """``kernels.hdp_kernel.topic_monitors`` and, supervised, the response's (no eta: the number
+        of slots changes)."""
+        out = hdp_kernel.topic_monitors(state, model.beta)
+        if response is not None:
+            out.update(supervised_monitors(response, task, state, data,
+                                           hdp_kernel.document_scores(state, data), collect_eta=False))
+        return out
+
+    def snapshot(state) -> dict:
+        """The globals prediction reads (``kernels.hdp.snapshot``)."""
+        return hdp_kernel.snapshot(state, beta=model.beta)
 
     def overflowed(state):
         return state.overflow
 
     def grow(state):
-        return hdp.grow(state, 2 * state.n_k.shape[-1])
+        return hdp_kernel.grow(state, 2 * state.n_k.shape[-1])
 
-    return Sampler("exact", family.init, tuple(fn for _, fn in family.blocks), monitors,
-                   family.snapshot, LABEL_INVARIANT, overflowed, grow)
+    blocks = (topics, globals_)
+    if response is not None:
+        blocks = (eta_map if model.eta_map else eta_block(response, draw_eta), topics, globals_,
+                  augmentation_block(response, hdp_kernel.document_scores))
+    return Sampler("exact", init, blocks, monitors, snapshot, SHDP_MONITORS, overflowed, grow)
 
 
 #: The Gaussian sHDP's default noise variance, as a fraction of the training responses'
@@ -260,8 +283,6 @@ def shdp_gaussian(num_topics: int = 10, *, s2: float | None = None, learn_s2: bo
     the test documents of folds 0-1 (2 chains x 200 iterations) this default gives 0.406,
     against 0.246 for the drawn s2 at 4 chains x 100 (``studies/results/shdp_movie_scale*.md``).
     """
-    from topiczoo.models.responses import Gaussian
-
     response = (Gaussian(S2_FRACTION, learn_s2, relative=True) if s2 is None
                 else Gaussian(s2, learn_s2))
     return SHDPModel("shdp-gaussian", num_topics, response, ("regression",),
@@ -271,8 +292,6 @@ def shdp_gaussian(num_topics: int = 10, *, s2: float | None = None, learn_s2: bo
 def shdp_logistic(num_topics: int = 10, *, c: float = 1.0, alpha: float = 1.0,
                   gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
     """Logistic sHDP with constant c (Polya-Gamma, exact); binary or multi-label."""
-    from topiczoo.models.responses import Logistic
-
     return SHDPModel("shdp-logistic", num_topics, Logistic(c), ("binary", "multilabel"), alpha,
                      gamma, beta, nu2)
 
@@ -280,8 +299,6 @@ def shdp_logistic(num_topics: int = 10, *, c: float = 1.0, alpha: float = 1.0,
 def shdp_hinge(num_topics: int = 10, *, c: float = 1.0, ell: float = 164.0, alpha: float = 1.0,
                gamma: float = 1.0, beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
     """Max-margin sHDP: the hinge loss of Gibbs MedLDA; binary or multi-label."""
-    from topiczoo.models.responses import Hinge
-
     return SHDPModel("shdp-hinge", num_topics, Hinge(c, ell), ("binary", "multilabel"), alpha,
                      gamma, beta, nu2)
 
@@ -310,8 +327,6 @@ def shdp_regression(num_topics: int = 10, *, c: float | None = None, eps: float 
     sd 0.18, c = 16) it gave 0.534 over five folds, against 0.518-0.521 for MedLDA regression
     at its best c (``studies/README.md``).
     """
-    from topiczoo.models.responses import EpsilonInsensitive
-
     response = (EpsilonInsensitive(C_PER_SD, eps, relative=True) if c is None
                 else EpsilonInsensitive(c, eps))
     return SHDPModel("shdp-regression", num_topics, response, ("regression",),
@@ -322,8 +337,6 @@ def shdp_multitask(num_topics: int = 10, num_classes: int | None = None, *, c: f
                    ell: float = 64.0, alpha: float = 1.0, gamma: float = 1.0,
                    beta: float = 0.01, nu2: float = 1.0) -> SHDPModel:
     """Multi-task max-margin sHDP for multi-class data: one hinge task per class, argmax."""
-    from topiczoo.models.responses import Hinge
-
     return SHDPModel("shdp-multitask", num_topics, Hinge(c, ell), ("multiclass",), alpha, gamma,
                      beta, nu2, num_classes=num_classes)
 
@@ -339,8 +352,6 @@ def shdp_map(num_topics: int = 10, *, response: str = "gaussian", c: float | Non
     ``c``, default 1: Newton steps on the un-augmented posterior; the Polya-Gamma draw still
     serves the topic sweep). An option of the other response is an error. Not an exact
     sampler of the sHDP posterior: eta is a function of Z."""
-    from topiczoo.models.responses import Gaussian, Logistic
-
     if response == "gaussian":
         if c is not None:
             raise ValueError("c is the logistic response's constant; response='gaussian' "

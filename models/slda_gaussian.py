@@ -6,7 +6,7 @@ from functools import partial
 
 from topiczoo.models.parametric import TopicModel
 from topiczoo.models.responses import Gaussian
-from topiczoo.models.supervised import supervised_lda_declaration
+from topiczoo.models.lda import supervised_lda_declaration
 
 
 def slda_gaussian(num_topics: int, *, s2: float = 1.0, learn_s2: bool = True, a0: float = 1.0,

@@ -1,30 +1,70 @@
-"""Supervised LDA with any Gaussian-form response: LDA, then eta, then the response."""
+"""The supervised part every family shares: the response's data, its blocks and its monitors.
+
+Every response enters a model through one Gaussian form (``models.responses``): given its
+augmentation variables, document d's response contributes exp(psi_d omega_d - rho_d omega_d^2 / 2)
+with omega_d = eta . zbar_d. So whatever the topics are (LDA's K, the sHDP's occupied slots),
+the supervised part of a family is the same:
+
+* the data: :func:`task_of` (the labels' :class:`~topiczoo.models.tasks.Task`) and
+  :func:`corpus_data` (the arrays a sampler reads, responses coded [T, D]);
+* the declaration: eta_t ~ N(0, nu2 I) and the response's own statement
+  (:func:`response_declaration`);
+* the blocks: eta | Z, augmentation (:func:`eta_block`, Gaussian given the form's coefficients
+  :func:`gaussian_form`) and the augmentation | Z, eta (:func:`augmentation_block`);
+* the monitors (:func:`supervised_monitors`, label-invariant ones in :data:`SUPERVISED_MONITORS`)
+  and the held-out scores (:func:`scores`).
+
+A family supplies its topic blocks and two functions of its state: ``scores(state, data)``,
+the documents' omega [T, D], and how eta is drawn given (psi, rho). The state is any
+NamedTuple with the fields ``eta`` [T, K] and ``augmentation`` (the response's shape).
+"""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
-from topiczoo.models.lda import lda_declaration
+from topiczoo.kernels.gibbs import CorpusData, corpus_arrays
+from topiczoo.models.monitors import SUPERVISED_MONITORS
+from topiczoo.models.tasks import Task
+
+__all__ = ["SUPERVISED_MONITORS", "augmentation_block", "corpus_data", "eta_block",
+           "gaussian_form", "response_declaration", "scores", "supervised_monitors", "task_of"]
 
 
-def supervised_lda_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
-                               alpha: float, beta: float, nu2: float, response,
-                               num_tasks: int = 1, words=None, y=None):
-    """Supervised LDA as a numpyro model (regularised Bayes where the response is a
-    pseudo-likelihood).
+# ------------------------------------------------------------------------------------- data
+def task_of(model, corpus) -> Task | None:
+    """The :class:`Task` of ``model`` on ``corpus``'s labels, None if the model is
+    unsupervised; ``ValueError`` naming the problem when the labels do not fit the model.
 
-    LDA as in :func:`lda_declaration`; eta_t ~ N(0, nu2 I_K) for each task t;
-    omega_td = eta_t . zbar_d; the response's own statement (``response.declare``) links
-    y [T, D] to omega [T, D]: a likelihood for a generative response, a factor otherwise.
-    Returns ``(z, zbar, eta, omega)``.
-    """
-    z, zbar = lda_declaration(doc_ids, num_docs, num_topics, vocab_size, alpha, beta, words)
-    eta, omega = response_declaration(zbar, num_tasks, nu2, response, y, "topic_weights")
-    return z, zbar, eta, omega
+    A supervised model says which label kinds it takes (``model.tasks``), and may fix the
+    number of classes (``num_classes``) or centre real responses (``center``)."""
+    if model.response is None:
+        return None
+    return Task.of(model.tasks, corpus, getattr(model, "num_classes", None),
+                   getattr(model, "center", False))
 
 
+def corpus_data(model, corpus, task: Task | None = None) -> CorpusData:
+    """The arrays ``model``'s samplers read from ``corpus`` (word index included), its labels
+    coded by the response as [T, D] through ``task`` (default :func:`task_of`; [0, D] for an
+    unsupervised model). ``ValueError`` for empty training documents, or a task given to an
+    unsupervised model."""
+    if model.response is None and task is not None:
+        raise ValueError(f"{model.name} is unsupervised; it takes no task")
+    corpus.require_nonempty("training")
+    if task is None:
+        task = task_of(model, corpus)
+    if task is None:
+        y = np.zeros((0, corpus.num_docs), np.float32)
+    else:
+        y = model.response.encode(task.to_tasks(corpus.labels))
+    return corpus_arrays(corpus.words, corpus.doc_offsets, y, corpus.vocab_size)
+
+
+# ------------------------------------------------------------------------------ declaration
 def response_declaration(zbar, num_tasks: int, nu2: float, response, y, topic_plate: str):
     """eta_t ~ N(0, nu2 I) over the K topics of zbar [D, K] for each of the num_tasks tasks
     (plates "tasks" and ``topic_plate``), omega = eta zbar^T [T, D], and the response's own
@@ -35,3 +75,69 @@ def response_declaration(zbar, num_tasks: int, nu2: float, response, y, topic_pl
     omega = eta @ zbar.T
     response.declare(omega, y)
     return eta, omega
+
+
+# ----------------------------------------------------------------------------------- blocks
+def gaussian_form(response, state, data):
+    """(psi, rho), each float32 [T, D]: the response's factor exp(psi omega - rho omega^2 / 2)
+    given the state's augmentation; empty [0, D] arrays without a response."""
+    if response is None:
+        empty = jnp.zeros((0, data.doc_offsets.shape[0] - 1), jnp.float32)
+        return empty, empty
+    return response.gaussian_form(data.y, state.augmentation)
+
+
+def eta_block(response, draw_eta):
+    """The block eta | Z, augmentation: Gaussian with precision I / nu2 + sum_d rho_d zbar_d
+    zbar_d^T and mean P^-1 sum_d psi_d zbar_d per task. ``draw_eta(key, state, data, psi,
+    rho) -> eta [T, K]`` is the family's draw of it (``kernels.eta``: over which topics, by
+    which factorisation)."""
+
+    def block(key, state, data):
+        """eta | Z, augmentation: Gaussian, given the response's form."""
+        psi, rho = gaussian_form(response, state, data)
+        return state._replace(eta=draw_eta(key, state, data, psi, rho))
+
+    return block
+
+
+def augmentation_block(response, scores_of):
+    """The block augmentation | Z, eta: the response's own draw given the documents' scores
+    omega = ``scores_of(state, data)`` [T, D]."""
+
+    def block(key, state, data):
+        """augmentation | Z, eta: the response's own draw, document by document."""
+        omega = scores_of(state, data)
+        return state._replace(augmentation=response.draw_augmentation(
+            key, data.y, omega, state.augmentation))
+
+    return block
+
+
+# --------------------------------------------------------------------------------- monitors
+def supervised_monitors(response, task: Task, state, data, omega, *,
+                        collect_eta: bool = True) -> dict:
+    """The per-draw monitors of the response, given the scores omega [T, D]: eta [T, K] (with
+    ``collect_eta``; a family whose K changes leaves it out); eta_norm ||eta||_F;
+    omega_mean_abs, the mean |omega_td|; train_loss, the mean over documents and tasks of
+    minus the log pseudo-likelihood (nats; the Gaussian's is a log density, which can be
+    negative); augmentation_mean [T], the mean augmentation variable per task (s2 for the
+    Gaussian); and the task's (``Task.train_monitors``): train_accuracy, or residual_norm and
+    train_mse."""
+    num_tasks = state.eta.shape[0]
+    out = {"eta": state.eta} if collect_eta else {}
+    out.update(
+        eta_norm=jnp.sqrt(jnp.sum(state.eta**2)),
+        omega_mean_abs=jnp.mean(jnp.abs(omega)),
+        train_loss=-jnp.mean(response.log_pseudo_likelihood(data.y, omega)),
+        augmentation_mean=jnp.mean(state.augmentation.reshape(num_tasks, -1), axis=-1),
+        **task.train_monitors(data.y, omega),
+    )
+    return out
+
+
+# ------------------------------------------------------------------------------- prediction
+def scores(snapshot: dict, zbar: np.ndarray) -> np.ndarray:
+    """Scores omega [J, T, D] = eta . zbar of held-out topic proportions zbar [J, D, K] given a
+    snapshot's eta [T, K] (float32): the prediction's S(i, j)."""
+    return np.einsum("tk,jdk->jtd", np.asarray(snapshot["eta"], np.float32), zbar)

@@ -16,7 +16,7 @@ where m_k^-d counts the other documents in topic k, n_wk^-d and n_k^-d their tok
 c_i the earlier tokens of word w_i in document d itself (the Dirichlet-multinomial predictive
 of the document's words, added one by one). The sweep is a numba loop over documents called
 once per Gibbs cycle through ``jax.pure_callback`` (the pattern of
-``kernels.topics.collapsed_topics_step``).
+``kernels.assignments``).
 
 Held-out documents: given one snapshot's posterior means Phi-hat and pi-hat, the topics of
 test documents are independent, p(z_d = k | w_d) propto pi_k prod_n phi_{w_dn k}, so their
@@ -26,7 +26,7 @@ draws are exact and independent (no test chain, no burn-in).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import jax
@@ -37,8 +37,10 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.special import gammaln
 
-from topiczoo.kernels.gibbs import CorpusData, Sampler, corpus_arrays
+from topiczoo.kernels.gibbs import CorpusData, Sampler
+from topiczoo.kernels.host import seed_from_key
 from topiczoo.models.checks import positive_number, whole_number
+from topiczoo.models.family import Predictor
 
 
 def unigram_mixture_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
@@ -114,20 +116,6 @@ class UnigramMixture:
         return {"model": self.name, "num_topics": self.num_topics, "alpha": self.alpha,
                 "alpha_per_topic": self.alpha_per_topic, "beta": self.beta}
 
-    # ------------------------------------------------------------------ data
-    def task_of(self, corpus) -> None:
-        """Unsupervised: no task, whatever labels ``corpus`` carries."""
-        return None
-
-    def corpus_data(self, corpus, task=None) -> CorpusData:
-        """The arrays the sampler reads (no responses: y is [0, D]). Raises ``ValueError`` for
-        empty training documents, as every family does."""
-        if task is not None:
-            raise ValueError(f"{self.name} is unsupervised; it takes no task")
-        corpus.require_nonempty("training")
-        return corpus_arrays(corpus.words, corpus.doc_offsets,
-                             np.zeros((0, corpus.num_docs), np.float32))
-
     # ------------------------------------------------------------------ declaration
     def declaration_for(self, vocab_size: int):
         """The numpyro declaration as a function of a :class:`CorpusData`."""
@@ -151,47 +139,54 @@ class UnigramMixture:
         return _exact_sampler(self, int(vocab_size))
 
     # ------------------------------------------------------------------ prediction
-    def train_proportions(self, state: MixtureState) -> np.ndarray:
-        """zbar of the training documents in ``state`` (one chain): one-hot rows, float32 [D, K]."""
-        return np.eye(self.num_topics, dtype=np.float32)[np.asarray(state.z)]
+    def predictor(self) -> Predictor:
+        """Held-out documents: exact independent draws of their topics given one snapshot's
+        Phi-hat and pi-hat (no test chain)."""
+        return Predictor(partial(phi_hat, self), partial(train_proportions, self),
+                         partial(test_proportions, self))
 
-    def phi_hat(self, snapshot: dict) -> np.ndarray:
-        """Posterior-mean topics given a snapshot's counts: float64 [..., V, K], columns summing
-        to 1."""
-        n_wk, n_k = snapshot["n_wk"], snapshot["n_k"]
-        return (n_wk + self.beta) / (n_k[..., None, :] + n_wk.shape[-2] * self.beta)
 
-    def pi_hat(self, snapshot: dict) -> np.ndarray:
-        """Posterior-mean mixing weights given a snapshot's document counts: float64 [..., K]."""
-        m_k = np.asarray(snapshot["m_k"], np.float64)
-        return (m_k + self.alpha_per_topic) / (m_k.sum(-1, keepdims=True) + self.alpha)
+def train_proportions(model: UnigramMixture, state: MixtureState) -> np.ndarray:
+    """zbar of the training documents in ``state`` (one chain): one-hot rows, float32 [D, K]."""
+    return np.eye(model.num_topics, dtype=np.float32)[np.asarray(state.z)]
 
-    def test_log_posterior(self, snapshot: dict, corpus) -> np.ndarray:
-        """log p(z_d = k | w_d, Phi-hat, pi-hat) of ``corpus``'s documents: float64 [D, K]
-        (an empty document gets log pi-hat)."""
-        offsets = np.asarray(corpus.doc_offsets, np.int64)
-        doc_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-        log_phi = np.log(self.phi_hat(snapshot))
-        log_p = np.log(self.pi_hat(snapshot))[None, :].repeat(len(offsets) - 1, 0)
-        np.add.at(log_p, doc_ids, log_phi[np.asarray(corpus.words, np.int64)])
-        return log_p - np.logaddexp.reduce(log_p, axis=1, keepdims=True)
 
-    def test_proportions(self, snapshot: dict, corpus, *, num_burnin: int, num_draws: int,
-                         lag: int, seed: int) -> np.ndarray:
-        """zbar draws [J, D, K] of ``corpus``'s documents: one-hot rows of z_d drawn from
-        p(z_d | w_d, Phi-hat, pi-hat) of one chain's ``snapshot``. The draws are exact and
-        independent, so ``num_burnin`` and ``lag`` are accepted (the driver passes them) and
-        change nothing."""
-        if num_draws < 1 or lag < 1 or num_burnin < 0:
-            raise ValueError("need num_draws >= 1, lag >= 1 and num_burnin >= 0")
-        cdf = np.cumsum(np.exp(self.test_log_posterior(snapshot, corpus)), axis=1)
-        u = np.random.default_rng(seed).random((num_draws, cdf.shape[0], 1)) * cdf[:, -1:]
-        z = np.minimum((u >= cdf[None]).sum(-1), self.num_topics - 1)
-        return np.eye(self.num_topics, dtype=np.float32)[z]
+def phi_hat(model: UnigramMixture, snapshot: dict) -> np.ndarray:
+    """Posterior-mean topics given a snapshot's counts: float64 [..., V, K], columns summing to
+    1."""
+    n_wk, n_k = snapshot["n_wk"], snapshot["n_k"]
+    return (n_wk + model.beta) / (n_k[..., None, :] + n_wk.shape[-2] * model.beta)
 
-    def scores(self, snapshot: dict, zbar: np.ndarray) -> np.ndarray:
-        """No tasks, so no scores: float32 [J, 0, D]."""
-        return np.zeros((zbar.shape[0], 0, zbar.shape[1]), np.float32)
+
+def pi_hat(model: UnigramMixture, snapshot: dict) -> np.ndarray:
+    """Posterior-mean mixing weights given a snapshot's document counts: float64 [..., K]."""
+    m_k = np.asarray(snapshot["m_k"], np.float64)
+    return (m_k + model.alpha_per_topic) / (m_k.sum(-1, keepdims=True) + model.alpha)
+
+
+def test_log_posterior(model: UnigramMixture, snapshot: dict, corpus) -> np.ndarray:
+    """log p(z_d = k | w_d, Phi-hat, pi-hat) of ``corpus``'s documents: float64 [D, K] (an
+    empty document gets log pi-hat)."""
+    offsets = np.asarray(corpus.doc_offsets, np.int64)
+    doc_ids = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    log_phi = np.log(phi_hat(model, snapshot))
+    log_p = np.log(pi_hat(model, snapshot))[None, :].repeat(len(offsets) - 1, 0)
+    np.add.at(log_p, doc_ids, log_phi[np.asarray(corpus.words, np.int64)])
+    return log_p - np.logaddexp.reduce(log_p, axis=1, keepdims=True)
+
+
+def test_proportions(model: UnigramMixture, snapshot: dict, corpus, *, num_burnin: int,
+                     num_draws: int, lag: int, seed: int) -> np.ndarray:
+    """zbar draws [J, D, K] of ``corpus``'s documents: one-hot rows of z_d drawn from
+    p(z_d | w_d, Phi-hat, pi-hat) of one chain's ``snapshot``. The draws are exact and
+    independent, so ``num_burnin`` and ``lag`` are accepted (the driver passes them) and change
+    nothing."""
+    if num_draws < 1 or lag < 1 or num_burnin < 0:
+        raise ValueError("need num_draws >= 1, lag >= 1 and num_burnin >= 0")
+    cdf = np.cumsum(np.exp(test_log_posterior(model, snapshot, corpus)), axis=1)
+    u = np.random.default_rng(seed).random((num_draws, cdf.shape[0], 1)) * cdf[:, -1:]
+    z = np.minimum((u >= cdf[None]).sum(-1), model.num_topics - 1)
+    return np.eye(model.num_topics, dtype=np.float32)[z]
 
 
 def unigram_mixture(num_topics: int, *, alpha: float = 1.0, beta: float = 0.01) -> UnigramMixture:
@@ -291,7 +286,7 @@ def documents_step(key, state: MixtureState, words, doc_offsets, alpha: float,
     """One collapsed Gibbs sweep over every document's topic. ``alpha``: per topic (static
     float), ``beta``: per word. Works under jit, vmap (chains) and lax loops."""
     out_shape = tuple(jax.ShapeDtypeStruct(a.shape, jnp.int32) for a in state)
-    seed = jax.random.bits(key, (), jnp.uint32)  # host seed, reproducible per chain
+    seed = seed_from_key(key)  # host seed, reproducible per chain
     return MixtureState(*jax.pure_callback(_host_sweep(float(alpha), float(beta)), out_shape,
                                            *state, words, doc_offsets, seed,
                                            vmap_method="expand_dims"))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Light vs exact sampler vs tomotopy on 20news, multi-task, K = 20-400 (issue 11, item 7).
+"""Light vs exact sampler vs tomotopy on 20news, multi-task, K = 20-400.
 
 Multi-task Gibbs MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64,
 alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news")`` (11,269 training

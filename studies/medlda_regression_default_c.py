@@ -1,6 +1,6 @@
 """MedLDA regression's default cost c, per standard deviation of the training responses.
 
-Until 2026-11-28 ``medlda_regression``'s default was a fixed c = 1 (1 / response units), so its
+``medlda_regression``'s first default was a fixed c = 1 (1 / response units), so its
 strength depended on the rating scale: on movie-scale's ratings in [0, 1] it is far too weak.
 This study measures c given per standard deviation of the training responses (c = r / sd(y);
 ``EpsilonInsensitive(relative=True)`` applies such an r on any scale) on the two response scales

@@ -55,6 +55,7 @@ from topiczoo.fit import FitResult, corpus_fingerprint, fit  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.kernels.assignments import assignments_log_likelihood  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402
+from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 MONITORS = ("eta_norm", "residual_norm")
 CHECK_AT = (50, 100, 150, 200, 300, 400, 500)
@@ -83,8 +84,8 @@ def result_from_starts(model, corpus, fit_kwargs, start) -> FitResult:
     run ``fit(model, corpus, **fit_kwargs)`` describes itself: ``fit(..., start=)`` continues
     it (and would also resume it written as that run's checkpoint)."""
     num_chains, seed = fit_kwargs["num_chains"], fit_kwargs["seed"]
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
+    task = task_of(model, corpus)
+    data = corpus_data(model, corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, task=task)
     # the default starts, batched over chains, from the chain keys numpyro gives a fresh run
     keys = jax.random.split(jax.random.PRNGKey(seed), num_chains)

@@ -89,15 +89,15 @@ def markdown(records, args, wall, command) -> str:
     if len(_parametric_topics(args)) > 1:
         lines += ["Best K at ma: " + "; ".join(f"{name} K = {k} ({ma:.4f})"
                                               for name, (ma, k) in best.items()), ""]
-    if args.data == "20news-binary":  # the issue's figure is for 20news-binary only
-        lines.append("Target (issue 10): sHDP logistic and hinge accuracy >= 0.80 at ma: ")
+    if args.data == "20news-binary":  # the target is for 20news-binary only
+        lines.append("Target: sHDP logistic and hinge accuracy >= 0.80 at ma: ")
         for name in ("shdp-logistic", "shdp-hinge"):
             rs = [r["accuracy"]["ma"] for r in records if r["method"] == name]
             if rs:
                 lines[-1] += (f"{name} {np.mean(rs):.4f} "
                               + ("(met)" if np.mean(rs) >= 0.8 else "(not met)") + "; ")
     else:
-        lines.append("Issue 10 sets no accuracy figure for this corpus: it asks for the sHDP "
+        lines.append("No accuracy target for this corpus: the comparison is the sHDP "
                      "against gSLDA and MedLDA.")
     lines += [""]
     return "\n".join(lines)

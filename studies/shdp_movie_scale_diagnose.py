@@ -127,7 +127,7 @@ FINDINGS = """## What the measurements say
 1. The prediction path is not the problem: the test chains put at most 0.1% of the validation
    tokens on topics born in the test chain (whose coefficient is ignored), and 50 test burn-in
    sweeps instead of 10 change R^2 by -0.004. eta is paired with the training slots
-   (``kernels.hdp.score_test_documents`` multiplies eta [T, Kcap] by zbar over the same slots).
+   (``models.supervised.scores`` multiplies eta [T, Kcap] by zbar over the same slots).
 2. The Gaussian response was too weak, not overfitting: with s2 ~ IG(1, 0.01) drawn from a
    start of 1 (9 x var(y)), after 100 iterations s2 is still 0.079 and the in-sample R^2 only
    0.28, for the sHDP and for sLDA alike (validation 0.20 both). Fixing s2 at var(y) / 4 lifts

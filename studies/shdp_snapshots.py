@@ -1,6 +1,6 @@
 """How many training snapshots does a prediction average? The sHDP against sLDA on movie-scale.
 
-Issue 10's movie-scale comparisons average each method's predictions over 2 chains x 5
+The sHDP's movie-scale comparisons average each method's predictions over 2 chains x 5
 snapshots x J test draws (strategy ``ma``, ``fit``'s default 5 snapshots), while one sample
 predicts far worse (``sf``: 0.04-0.25 against ``ma``'s 0.41-0.48 in
 ``results/shdp_movie_scale_1000*``). Does averaging more snapshots (the averaging paper's

@@ -1,7 +1,7 @@
 """Digests of every model's collected draws, snapshots and test scores for fixed seeds.
 
 ``tests/test_draws_unchanged.py`` compares today's code against ``draw_digests.json``, recorded
-on main before the model-family redesign (issue 7): a refactoring that changes any draw by one
+on main before the model-family redesign: a refactoring that changes any draw by one
 bit fails it. Re-record only for a change that is meant to change the draws, and say why in the
 commit: ``python tests/draw_digests.py --record``.
 
@@ -26,6 +26,10 @@ instead of summed in float32 in XLA (at most 1.3e-7 relative on these cases).
 sampler's other eta draws, the mixture of unigrams, the HDP and every sHDP): recorded with the
 code as it stood before the supervised part and the sweeps were reorganised, so that the
 reorganisation is checked on every model; the earlier cases' digests were not re-recorded.
+Each entry names the draws and snapshot arrays it covers (``draw_keys``, ``snapshot_keys``):
+a monitor added later (the sHDP's ``omega_mean_abs``, when the supervised monitors became one
+function for every family) does not change the digest of those that were there, and one that
+disappears fails the comparison.
 """
 
 from __future__ import annotations
@@ -119,46 +123,72 @@ def _build(name, options, labels):
     return factory(NUM_TOPICS, **options), corpus
 
 
-def compute() -> dict:
+def _fit_case(name, options, labels, sampler, variant_kw):
     from topiczoo.fit import fit
+
+    model, corpus = _build(name, options, labels)
+    kw = {} if sampler is None else {"sampler": sampler}
+    return fit(model, corpus, num_chains=2, num_iterations=8, num_burnin=4, num_snapshots=2,
+               chunk=4, seed=3, progress=False, **kw, **variant_kw), corpus
+
+
+def _entry(result, corpus, labels, draw_keys, snapshot_keys) -> dict:
+    """A case's digests over the named draws and snapshot arrays (every one when None)."""
     from topiczoo.predict import predict
 
+    draws = {k: np.asarray(v) for k, v in result.draws.items()}
+    draw_keys = sorted(draws) if draw_keys is None else draw_keys
+    snaps = [{k: np.asarray(v) for k, v in s.arrays.items()} for s in result.snapshots]
+    snapshot_keys = sorted(snaps[0]) if snapshot_keys is None else snapshot_keys
+    entry = {"draws": _digest({k: draws[k] for k in draw_keys}), "draw_keys": list(draw_keys),
+             "snapshots": _digest({f"{i}.{k}": s[k] for i, s in enumerate(snaps)
+                                   for k in snapshot_keys}),
+             "snapshot_keys": list(snapshot_keys)}
+    if labels is not None:
+        scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
+        entry["scores"] = _digest({"scores": np.asarray(scores)})
+    return entry
+
+
+VARIANTS = {"vectorized": dict(chain_method="vectorized"),
+            "sequential-thin2": dict(chain_method="sequential", thinning=2)}
+
+
+def compute(only=None, recorded=None) -> dict:
+    """Digests of every case (``only``: of the cases whose name contains one of its strings),
+    over the draws and snapshot arrays ``recorded`` names for the case (a monitor or snapshot
+    array added since the recording is left out; one the recording has and the code no longer
+    makes is a KeyError), or over every one (the first cases: the snapshot's n_wk, n_k and eta)
+    when there is no recording."""
+    recorded = recorded or {}
+    cases = {case: (*spec, None) for case, spec in CASES.items()}
+    cases.update(MORE_CASES)
     out = {}
-    for case, (name, options, labels) in CASES.items():
-        model, corpus = _build(name, options, labels)
-        for variant, kw in (("vectorized", dict(chain_method="vectorized")),
-                            ("sequential-thin2", dict(chain_method="sequential", thinning=2))):
-            result = fit(model, corpus, num_chains=2, num_iterations=8, num_burnin=4,
-                         num_snapshots=2, chunk=4, seed=3, progress=False, **kw)
-            draws = {k: np.asarray(v) for k, v in result.draws.items()}
-            snaps = {}
-            for i, s in enumerate(result.snapshots):
-                arrays = s.arrays if hasattr(s, "arrays") else vars(s)
-                snaps.update({f"{i}.{k}": arrays[k] for k in ("n_wk", "n_k", "eta")})
-            entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
-            if labels is not None:
-                scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
-                entry["scores"] = _digest({"scores": np.asarray(scores)})
-            out[f"{case}/{variant}"] = entry
-    for case, (name, options, labels, sampler) in MORE_CASES.items():
-        model, corpus = _build(name, options, labels)
-        for variant, kw in (("vectorized", dict(chain_method="vectorized")),
-                            ("sequential-thin2", dict(chain_method="sequential", thinning=2))):
-            result = fit(model, corpus, sampler=sampler, num_chains=2, num_iterations=8,
-                         num_burnin=4, num_snapshots=2, chunk=4, seed=3, progress=False, **kw)
-            draws = {k: np.asarray(v) for k, v in result.draws.items()}
-            snaps = {f"{i}.{k}": np.asarray(v) for i, s in enumerate(result.snapshots)
-                     for k, v in s.arrays.items()}
-            entry = {"draws": _digest(draws), "snapshots": _digest(snaps)}
-            if labels is not None:
-                scores = predict(result, corpus, num_burnin=2, num_draws=2, seed=1).scores
-                entry["scores"] = _digest({"scores": np.asarray(scores)})
-            out[f"{case}/{variant}"] = entry
+    for case, (name, options, labels, sampler) in cases.items():
+        for variant, kw in VARIANTS.items():
+            key = f"{case}/{variant}"
+            if only is not None and not any(part in key for part in only):
+                continue
+            result, corpus = _fit_case(name, options, labels, sampler, kw)
+            old = recorded.get(key, {})
+            snapshot_keys = old.get("snapshot_keys", ["eta", "n_k", "n_wk"] if case in CASES
+                                    else None)
+            out[key] = _entry(result, corpus, labels, old.get("draw_keys"), snapshot_keys)
     return out
 
 
 if __name__ == "__main__":
-    digests = compute()
+    only = [a for a in sys.argv[1:] if not a.startswith("--")] or None
+    recorded = None
+    if "--check" in sys.argv:
+        with open(DIGEST_FILE) as f:
+            recorded = json.load(f)
+    digests = compute(only, recorded)
+    if recorded is not None:
+        changed = sorted(case for case in digests if digests[case] != recorded.get(case))
+        print(f"{len(digests) - len(changed)} of {len(digests)} cases unchanged; changed: "
+              f"{changed}")
+        sys.exit(1 if changed else 0)
     if "--record" in sys.argv:
         with open(DIGEST_FILE, "w") as f:
             json.dump(digests, f, indent=1, sort_keys=True)

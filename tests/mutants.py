@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import types
 
 import numba
 
@@ -29,3 +30,13 @@ def mutant(function, replacements, overrides=None):
     exec(source, namespace)
     mutated = namespace[py_func.__name__]
     return numba.njit(nogil=True)(mutated) if hasattr(function, "py_func") else mutated
+
+
+def module_with(module, **replacements):
+    """A copy of ``module`` (a new module object, which numba reads as a module) with some of
+    its functions replaced: for recompiling, with :func:`mutant`'s ``overrides``, a function
+    that reaches a mutated helper as ``module.name``."""
+    copy = types.ModuleType(module.__name__ + "_mutant")
+    copy.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    copy.__dict__.update(replacements)
+    return copy

@@ -14,6 +14,7 @@ from topiczoo.models import (gslda, gslda_multitask, lda, medlda, medlda_multita
 from topiczoo.models.responses import EpsilonInsensitive, Gaussian
 from topiczoo.models.shdp import shdp_gaussian, shdp_logistic, shdp_multitask
 from topiczoo.predict import predict
+from topiczoo.models.supervised import corpus_data
 
 VOCAB = ("a", "b", "c")
 
@@ -41,7 +42,7 @@ def test_one_token_documents_are_fine():
 def test_unknown_word_ids():
     with pytest.raises(ValueError, match="word id"):
         _corpus([[0, 7]], [0])
-    data = gslda(2).corpus_data(_corpus([[0, 2], [1]], [1, 0]))
+    data = corpus_data(gslda(2), _corpus([[0, 2], [1]], [1, 0]))
     with pytest.raises(ValueError, match=r"word ids must lie in \[0, 2\)"):
         GibbsKernel(gslda(2), 2).init(np.zeros(2, np.uint32), 0, None, (data,), {})
 

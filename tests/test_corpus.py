@@ -657,7 +657,7 @@ def test_check_labels_on_bare_arrays():
         check_labels([0, 1], "binary", num_classes=3)
 
 
-# ------------------------------------------------------------------ issue 9: input cases, drops, report
+# ------------------------------------------------------------------ input cases, drops, report
 
 
 def test_ids_with_digits_are_words_by_default():
@@ -824,9 +824,9 @@ def test_from_document_term_empty_input_is_an_error():
 @pytest.mark.parametrize(
     "content, line, what",
     [
-        # issue 9: a non-UTF-8 byte used to raise a bare UnicodeDecodeError without the file
+        # a non-UTF-8 byte once raised a bare UnicodeDecodeError without the file
         (b"0 0:1\n1 1:\xff2\n", 2, r"the byte 0xff \(byte 5 of the line\) is not UTF-8"),
-        # issue 9: a Unicode digit used to fail without a line, or be read as a number
+        # a Unicode digit once failed without a line, or be read as a number
         ("0 0:1\n1 1:\u0663\n".encode(), 2, r"count '\u0663' contains the non-ASCII digit U\+0663 \(ARABIC-INDIC DIGIT THREE\)"),
         ("0 0:1\n\u0661 1:1\n".encode(), 2, r"label '\u0661' contains the non-ASCII digit U\+0661"),
         ("0 0:1\n1 \u00b2:1\n".encode(), 2, r"word id '\u00b2' contains the non-ASCII digit U\+00B2 \(SUPERSCRIPT TWO\)"),

@@ -161,7 +161,7 @@ def test_missing_data_dir_names_the_path(tmp_path):
 
 
 def test_data_dir_is_not_ignored_for_the_embedded_sets(tmp_path):
-    # issue 9: load_dataset("bbc", data_dir="/nonexistent") used to ignore the folder silently
+    # load_dataset("bbc", data_dir="/nonexistent") once ignored the folder silently
     missing = tmp_path / "nonexistent"
     for name in ("bbc", "bbc-5"):
         with pytest.raises(FileNotFoundError, match=rf"data_dir {missing} does not exist.*{name!r} is embedded"):

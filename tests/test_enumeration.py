@@ -1,4 +1,4 @@
-"""Enumeration tests (DESIGN.md, "How we know a kernel is right").
+"""Enumeration tests (``docs/design.md``, "How a kernel is proved exact").
 
 A long run of the full Gibbs kernel (Z, augmentation and eta blocks) on a corpus of 7 tokens
 with K = 2 must reproduce the exact posterior of Z over all 2^7 configurations, computed by

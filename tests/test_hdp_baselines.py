@@ -14,6 +14,7 @@ from topiczoo import Corpus, fit_and_predict
 from topiczoo.kernels import hdp as khdp
 from topiczoo.models import REGISTRY
 from topiczoo.models.shdp import shdp_map
+from topiczoo.models.supervised import corpus_data
 
 FIT = dict(num_chains=2, num_iterations=30, num_burnin=15, num_snapshots=2, seed=0)
 PREDICT = dict(num_burnin=5, num_draws=3)
@@ -82,7 +83,7 @@ def test_map_block_sets_eta_to_the_map(response):
     corpus = _corpus(40, 3)[kind]
     noise = dict(learn_s2=False, s2=0.05) if response == "gaussian" else {}
     model = shdp_map(3, response=response, nu2=4.0, **noise)
-    data = model.corpus_data(corpus)
+    data = corpus_data(model, corpus)
     state = _state_with_topics(data, 3, 6, model.response, 0)
     out = khdp.eta_map_block(None, state, data, model.response, nu2=model.nu2)
     occupied = np.asarray(state.n_k) > 0

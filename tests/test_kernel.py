@@ -276,8 +276,8 @@ def test_checkpoint_with_a_state_of_another_layout_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("sampler", ["exact", "exact:eta=qr"])
 def test_checkpoint_of_the_earlier_exact_state_resumes_to_the_same_draws(tmp_path, sampler):
-    """Until 2026-11-28 the exact sampler's state held a TopicState (z, n_dk, n_wk, n_k under
-    ``topics``) and no words or log-likelihood. An interrupted run's checkpoint rewritten in
+    """The exact sampler's first state layout held the counts beside z (z, n_dk, n_wk, n_k
+    under ``topics``) and no words or log-likelihood. An interrupted run's checkpoint rewritten in
     that layout resumes (``models.parametric.upgrade_checkpoint_state``) to the draws and
     snapshots of the uninterrupted run (the QR eta draw reads n_dk first thing)."""
     corpus = small_corpus()

@@ -1,6 +1,6 @@
-"""The light sampler (LightMedLDA, issue 11): alias tables, the light Z sweep, coordinate-wise eta.
+"""The light sampler (LightMedLDA): alias tables, the light Z sweep, coordinate-wise eta.
 
-How exactness is shown (DESIGN.md, "How we know a kernel is right"):
+How exactness is shown (``docs/design.md``, "How a kernel is proved exact"):
 
 * alias tables: chi-square tests of many draws against the exact probabilities, including one
   huge weight, many tiny ones and zeros; the chi-square test rejects a slightly wrong table;
@@ -38,14 +38,15 @@ from given_eta import (ALPHA, BETA, DOC_IDS, DOCS, ETA, LDA_TV_BOUND, NUM_BURNIN
                        configuration_index, exact_topic_posterior, exact_z, initial_state,
                        tv_distance)
 from mutants import mutant
+from topic_state_steps import TopicState, light_topics_step
 from topiczoo.kernels import alias as alias_module
 from topiczoo.kernels import eta as eta_module
 from topiczoo.kernels import light
 from topiczoo.kernels.alias import alias_sample, alias_table, table_probabilities
+from topiczoo.kernels.assignments import word_token_index
 from topiczoo.kernels.eta import draw_eta_coordinatewise, eta_conditional_factor
-from topiczoo.kernels.light import (light_assignments_step, light_topics_step,
-                                   word_token_index)
-from topiczoo.kernels.topics import TopicState, _seed_from_key
+from topiczoo.kernels.host import seed_from_key
+from topiczoo.kernels.light import light_assignments_step
 
 pytestmark = pytest.mark.slow  # statistical: long chains against enumeration, moments
 
@@ -305,34 +306,48 @@ def test_light_sweep_matches_enumeration_one_step(cycle):
     assert tv < TV_BOUND[3], f"TV {tv:.4f}"
 
 
-# Mutants of the package's sweep. Each must miss the exact distribution.
+def planted_light_sweep(changes):
+    """``kernels.light._light_sweep`` with text replacements applied to its steps, recompiled
+    around them: ``changes`` lists (step function's name in ``kernels.light``, old, new)."""
+    by_name = {}
+    for name, old, new in changes:
+        by_name.setdefault(name, []).append((old, new))
+    outer = ("_light_document", "_light_sweep")
+    overrides = {name: mutant(getattr(light, name), replacements)
+                 for name, replacements in by_name.items() if name not in outer}
+    document = mutant(light._light_document, by_name.get("_light_document", []), overrides)
+    return mutant(light._light_sweep, by_name.get("_light_sweep", []),
+                  {**overrides, "_light_document": document})
+
+
+# Mutants of the package's sweep, (step, old, new). Each must miss the exact distribution.
 MUTANTS = {
     # the response proposal's q_R(k) / q_R(k') left out of its acceptance ratio
     "response-without-proposal-term": [
-        ("ratio = counts * np.exp(diff) * (k_q[kind] / c_q[step, kind])",
+        ("_accept", "ratio = counts * np.exp(diff) * (k_q[kind] / c_q[step, kind])",
          "ratio = counts * np.exp(diff)"),
-        ("ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))",
+        ("_accept", "ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))",
          "ratio = counts * np.exp(diff)"),
     ],
     # the document proposal's ratio is the target's alone: (n_dk + alpha) not cancelled
     "document-without-proposal-term": [
-        ("c_count[step, DOC] = c_word * c_inv", "c_count[step, DOC] = c_doc * c_word * c_inv"),
-        ("k_count[DOC] = k_word * k_inv", "k_count[DOC] = k_doc * k_word * k_inv"),
+        ("_ratio_parts", "c_count[step, DOC] = c_word * c_inv",
+         "c_count[step, DOC] = c_doc * c_word * c_inv"),
+        ("_ratio_parts", "k_count[DOC] = k_word * k_inv", "k_count[DOC] = k_doc * k_word * k_inv"),
     ],
     # the word proposal's ratio is the target's alone: (n_wk + beta) not cancelled
     "word-without-proposal-term": [
-        ("c_count[step, WORD] = c_doc * c_inv", "c_count[step, WORD] = c_doc * c_word * c_inv"),
-        ("k_count[WORD] = k_doc * k_inv", "k_count[WORD] = k_doc * k_word * k_inv"),
+        ("_ratio_parts", "c_count[step, WORD] = c_doc * c_inv",
+         "c_count[step, WORD] = c_doc * c_word * c_inv"),
+        ("_ratio_parts", "k_count[WORD] = k_doc * k_inv", "k_count[WORD] = k_doc * k_word * k_inv"),
     ],
     # the supervised exponent's quadratic term -c_t eta_tk^2 / 2 left out of base_k (target
     # and response table alike)
     "exponent-without-quadratic-term": [
-        ("_sum_quadratic(eta, lin0, half_c, base, num_topics)",
-         "_sum_quadratic(eta, lin0, 0.0 * half_c, base, num_topics)"),
+        ("_begin_document", "sum_quadratic(eta, wk.lin0, wk.half_c, wk.base, num_topics)",
+         "sum_quadratic(eta, wk.lin0, 0.0 * wk.half_c, wk.base, num_topics)"),
     ],
 }
-
-
 
 
 # Mutants of what the sweep keeps of the token's current topic between its steps: after an
@@ -341,10 +356,10 @@ MUTANTS = {
 # and 0.051 against the bound's 3x, 0.045; one step: 0.012 both).
 STALE_MUTANTS = {
     "counts-not-moved-on-accept": [
-        ("                        for a in range(3):\n"
-         "                            k_count[a] = c_count[step, a]\n", ""),
+        ("_accept", "            for a in range(3):\n"
+                    "                k_count[a] = c_count[step, a]\n", ""),
     ],
-    "q-not-moved-on-accept": [("                        k_q[RESPONSE] = c_q[step, RESPONSE]\n", "")],
+    "q-not-moved-on-accept": [("_accept", "            k_q[RESPONSE] = c_q[step, RESPONSE]\n", "")],
 }
 
 
@@ -352,7 +367,7 @@ STALE_MUTANTS = {
                          + [(name, 6) for name in STALE_MUTANTS])
 def test_enumeration_detects_a_mutant_of_the_sweep(name, num_steps):
     """MUTANTS with one step per token; STALE_MUTANTS with 6, which they need to show."""
-    sweep = mutant(light._light_sweep, {**MUTANTS, **STALE_MUTANTS}[name])
+    sweep = planted_light_sweep({**MUTANTS, **STALE_MUTANTS}[name])
     exact = exact_z(3, 2)
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=num_steps,
                        num_samples=200_000)
@@ -363,8 +378,9 @@ def test_enumeration_detects_a_mutant_of_the_sweep(name, num_steps):
 def test_enumeration_detects_a_stale_response_table():
     """The paper's per-document table, built from the whole document (including the tokens it
     then serves), is not exact: one step per token shows it."""
-    sweep = mutant(light._light_sweep, [
-        ("f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)", "f_lo, f_hi = start, end"),
+    sweep = planted_light_sweep([
+        ("_light_document", "f_lo, f_hi = (mid, end) if phase == 0 else (start, mid)",
+         "f_lo, f_hi = start, end"),
     ])
     exact = exact_z(3, 2)
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000)
@@ -378,10 +394,10 @@ def test_enumeration_detects_a_stale_response_table():
 # the package measured TV 0.006, the mutant (in both of its calls) 0.084.
 UNEQUAL_ALPHA, UNEQUAL_BETA = 0.1, 1.0
 WORD_UNIFORM_WITH_ALPHA = [
-    ("num_kinds, cycle,\n                    k_beta, beta, num_topics, kinds[i],",
-     "num_kinds, cycle,\n                    k_alpha, alpha, num_topics, kinds[i],"),
-    ("num_kinds, cycle, k_beta, beta, num_topics, kinds[r2],",
-     "num_kinds, cycle, k_alpha, alpha, num_topics, kinds[r2],"),
+    ("_light_sweep", "cycle, num_topics * beta, beta, num_topics, wk.kinds[i],",
+     "cycle, num_topics * alpha, alpha, num_topics, wk.kinds[i],"),
+    ("_light_document", "num_kinds, cycle, k_beta, beta, num_topics, wk.kinds[r2],",
+     "num_kinds, cycle, k_alpha, alpha, num_topics, wk.kinds[r2],"),
 ]
 
 
@@ -389,7 +405,7 @@ WORD_UNIFORM_WITH_ALPHA = [
 def test_enumeration_with_unequal_alpha_and_beta(planted):
     eta, psi, rho = ETA[3][:2], PSI[:2], RHO[:2]
     exact = exact_topic_posterior(3, eta, psi, rho, UNEQUAL_ALPHA, UNEQUAL_BETA)
-    sweep = mutant(light._light_sweep, WORD_UNIFORM_WITH_ALPHA) if planted else None
+    sweep = planted_light_sweep(WORD_UNIFORM_WITH_ALPHA) if planted else None
     freq, _ = _sampled(3, 2, False, seed=7, sweep=sweep, num_steps=1, num_samples=200_000,
                        alpha=UNEQUAL_ALPHA, beta=UNEQUAL_BETA)
     tv = tv_distance(exact, freq)
@@ -529,7 +545,7 @@ def test_jax_step_is_the_numba_sweep(combination):
     w_off, w_tok = word_token_index(words, 12)
     light._light_sweep(*expected, words, offsets, w_off, w_tok,
                        *(np.asarray(a, np.float64) for a in args[2:]), ALPHA, BETA,
-                       int(_seed_from_key(key)), 4, combination == "cycle",
+                       int(seed_from_key(key)), 4, combination == "cycle",
                        np.zeros((3, 2), np.int64))
     for got, got2, want, before in zip(out, out_no_index, expected, state):
         np.testing.assert_array_equal(np.asarray(got), want)

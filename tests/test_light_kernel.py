@@ -1,7 +1,7 @@
-"""The light sampler (issue 11) through ``GibbsKernel`` and ``fit``: exact in its stationary
+"""The light sampler (LightMedLDA) through ``GibbsKernel`` and ``fit``: exact in its stationary
 distribution with every block drawn, and usable end to end.
 
-* **Enumeration** (DESIGN.md, "How we know a kernel is right"): long vectorised runs of the
+* **Enumeration** (``docs/design.md``, "How a kernel is proved exact"): long vectorised runs of the
   FULL kernel (eta by coordinate-wise Gibbs, Z by the light sweep, the augmentation drawn) on
   the 7-token, K = 2 corpus of ``test_enumeration.py`` reproduce the exact posterior of Z
   (``tests/exact.py``, the response's original pseudo-likelihood integrated over eta by
@@ -118,11 +118,11 @@ def test_exact_kernel_with_coordinatewise_eta_matches_enumeration():
 
 # Mutants (tests/test_light.py's, planted into the full kernel): each must miss the target.
 def _light_mutant(monkeypatch):
-    from test_light import MUTANTS
+    from test_light import MUTANTS, planted_light_sweep
     from topiczoo.kernels import light
 
     monkeypatch.setattr(light, "_light_sweep",
-                        mutant(light._light_sweep, MUTANTS["document-without-proposal-term"]))
+                        planted_light_sweep(MUTANTS["document-without-proposal-term"]))
 
 
 def _eta_mutant(monkeypatch):
@@ -215,7 +215,7 @@ def test_host_log_likelihood_is_the_collapsed_one(heavy):
     from scipy.special import gammaln
 
     from topiczoo.kernels.assignments import _LGAMMA_TABLE, assignments_log_likelihood
-    from topiczoo.kernels.topics import collapsed_log_likelihood, counts_from_assignments
+    from topic_state_steps import collapsed_log_likelihood, counts_from_assignments
 
     rng = np.random.default_rng(0)
     num_topics, vocab_size, num_docs = 7, 40, 20
@@ -299,7 +299,7 @@ def test_interrupted_light_fit_resumes_to_the_same_draws(tmp_path):
         for name in a.arrays:
             np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
     assert whole.snapshots[-1].arrays["n_wk"].sum(axis=(1, 2)).tolist() == [corpus.num_tokens] * 2
-    zbar = model.train_proportions(whole.chain_state(0))
+    zbar = model.predictor().train_proportions(whole.chain_state(0))
     np.testing.assert_allclose(zbar.sum(1), 1.0, rtol=1e-6)
 
 
@@ -327,8 +327,8 @@ def test_half_a_word_index_is_refused_by_every_step():
     takes the index, not an argument silently dropped."""
     import jax.numpy as jnp
 
+    from topic_state_steps import TopicState, light_topics_step
     from topiczoo.kernels import assignments, light
-    from topiczoo.kernels.topics import TopicState
 
     words = jnp.array([0, 1, 2, 1], jnp.int32)
     offsets = jnp.array([0, 2, 4], jnp.int32)
@@ -341,8 +341,8 @@ def test_half_a_word_index_is_refused_by_every_step():
                         jnp.array([2, 2], jnp.int32))
     sizes = dict(num_topics=2, vocab_size=3)
     calls = [
-        lambda half: light.light_topics_step(key, topics, words, offsets, eta, none, none, 0.5,
-                                             0.1, **half),
+        lambda half: light_topics_step(key, topics, words, offsets, eta, none, none, 0.5, 0.1,
+                                       **half),
         lambda half: light.light_assignments_step(key, z, words, offsets, eta, none, none, 0.5,
                                                   0.1, **sizes, **half),
         lambda half: assignments.collapsed_assignments_step(key, z, words, offsets, eta, none,

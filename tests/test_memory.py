@@ -95,41 +95,37 @@ def test_trim_gives_the_free_pages_of_a_fragmented_heap_back():
 
 
 def test_the_host_sweeps_trim_after_every_call_on_large_data(monkeypatch):
-    """The parametric family's host steps (the exact and the light assignments-only steps, the
-    light TopicState step) trim once per call when their arrays take ``TRIM_ABOVE_BYTES`` or
-    more (lowered here to this toy corpus's bytes), and not on smaller data."""
+    """The parametric family's host steps (the exact and the light assignments steps) trim once
+    per call when their arrays take ``TRIM_ABOVE_BYTES`` or more (lowered here to this toy
+    corpus's bytes), and not on smaller data."""
     import jax
     import jax.numpy as jnp
 
     import topiczoo.kernels.assignments as assignments
+    import topiczoo.kernels.host as host
     import topiczoo.kernels.light as light
-    from topiczoo.kernels.topics import TopicState
 
     calls = []
-    monkeypatch.setattr(assignments, "trim_free_memory", lambda: calls.append(1) or True)
+    monkeypatch.setattr(host, "trim_free_memory", lambda: calls.append(1) or True)
     words = jnp.array([0, 1, 2, 1, 0, 2], jnp.int32)
     offsets = jnp.array([0, 3, 6], jnp.int32)
     z = jnp.array([0, 1, 0, 1, 0, 1], jnp.int32)
     none = jnp.zeros((0, 2), jnp.float32), jnp.zeros((0, 2), jnp.float32)
     eta = jnp.zeros((0, 2), jnp.float32)
     key = jax.random.PRNGKey(0)
-    n_dk = jnp.array([[2, 1], [1, 2]], jnp.int32)
-    n_wk = jnp.array([[2, 0], [0, 2], [1, 1]], jnp.int32)
-    state = TopicState(z, n_dk, n_wk, jnp.array([3, 3], jnp.int32))
 
     def steps():
         light.light_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1,
                                      num_topics=2, vocab_size=3)
-        assignments.collapsed_assignments_step(key, z, words, offsets, eta, *none, 0.5, 0.1,
-                                               num_topics=2, vocab_size=3)
-        jax.vmap(lambda k: light.light_topics_step(k, state, words, offsets, eta, *none, 0.5,
-                                                   0.1))(jax.random.split(key, 2))
+        jax.vmap(lambda k: assignments.collapsed_assignments_step(
+            k, z, words, offsets, eta, *none, 0.5, 0.1, num_topics=2,
+            vocab_size=3))(jax.random.split(key, 2))
 
     steps()
-    assert calls == []  # 64 and 144 bytes: below the default threshold
-    monkeypatch.setattr(assignments, "TRIM_ABOVE_BYTES", 64)
+    assert calls == []  # 64 and 104 bytes: below the default threshold
+    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 64)
     steps()
-    assert len(calls) == 3  # one per host call (the two vmapped chains make one call)
-    monkeypatch.setattr(assignments, "TRIM_ABOVE_BYTES", 65)
+    assert len(calls) == 2  # one per host call (the two vmapped chains make one call)
+    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 65)
     steps()
-    assert len(calls) == 4  # the assignments steps' 64 bytes (z, n_dk, n_wk) are now below it
+    assert len(calls) == 3  # the unbatched step's 64 bytes (z, n_dk, n_wk) are now below it

@@ -49,7 +49,7 @@ def _simulate(seed=0, model=None, fixed=None):
 
 def _matched_eta(result):
     """Per chain: eta reordered to the true topics' order, via the last snapshot's topics."""
-    phi_hat = result.model.phi_hat(result.snapshots[-1].arrays)  # [C, V, K]
+    phi_hat = result.model.predictor().phi_hat(result.snapshots[-1].arrays)  # [C, V, K]
     out = []
     for c in range(result.num_chains):
         cost = -np.log(phi_hat[c].T + 1e-12) @ _true_topics().T  # [K_fit, K_true]

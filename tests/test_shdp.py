@@ -1,4 +1,4 @@
-"""The supervised HDP's blocks are exact (DESIGN.md, "How we know a kernel is right").
+"""The supervised HDP's blocks are exact (``docs/design.md``, "How a kernel is proved exact").
 
 * Enumeration: on 2 documents of 5 tokens in all, a long run of the blocks (eta, topics,
   global, augmentation) must reproduce the exact posterior over the 52 partitions of the tokens
@@ -26,10 +26,16 @@ import pytest
 
 import exact_hdp
 import reference
+import shdp_mutants
 from mutants import mutant
 from topiczoo.kernels import hdp
+from topiczoo.kernels.eta import draw_eta_cholesky
 from topiczoo.kernels.gibbs import CorpusData
+from topiczoo.kernels.hdp import held_out
+from topiczoo.kernels.hdp import sweep as hdp_sweep
+from topiczoo.models import SHDPModel
 from topiczoo.models.responses import EpsilonInsensitive, Gaussian, Hinge, Logistic
+from topiczoo.models.supervised import augmentation_block, eta_block, gaussian_form, scores
 
 DOCS = [[0, 1, 0], [1, 2]]
 VOCAB = 3
@@ -50,16 +56,29 @@ def tiny_data(docs, y=None):
                       jnp.asarray(y))
 
 
-def sweep(key, state, data, response, *, learn_alpha, learn_gamma, num_aux=1,
-          topics_mutant=0, global_mutant=0):
-    """One cycle of the blocks: eta, topics, global (tables, gamma, beta, alpha), augmentation."""
+def shdp_eta_block(response, nu2=NU2):
+    """The sHDP's eta block: the supervised part's, drawn over the occupied topics."""
+    def draw(key, state, data, psi, rho):
+        return draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_k, psi, rho, nu2,
+                                 skip_empty=True)
+
+    return eta_block(response, draw)
+
+
+def sweep(key, state, data, response, *, learn_alpha=True, learn_gamma=True, num_aux=1,
+          nu2=NU2):
+    """One cycle of the blocks: eta, topics, global (tables, gamma, beta, alpha), augmentation
+    (no eta and augmentation without a response), as the family composes them."""
     k_eta, k_z, k_glob, k_aug = jax.random.split(key, 4)
-    state = hdp.eta_block(k_eta, state, data, response, nu2=NU2)
-    state = hdp.topics_block(k_z, state, data, response, beta=BETA, nu2=NU2, num_aux=num_aux,
-                             _mutant=topics_mutant)
+    if response is not None:
+        state = shdp_eta_block(response, nu2)(k_eta, state, data)
+    psi, rho = gaussian_form(response, state, data)
+    state = hdp.topics_block(k_z, state, data, psi, rho, beta=BETA, nu2=nu2, num_aux=num_aux)
     state = hdp.global_block(k_glob, state, data, learn_alpha=learn_alpha,
-                             learn_gamma=learn_gamma, _mutant=global_mutant)
-    return hdp.augmentation_block(k_aug, state, data, response)
+                             learn_gamma=learn_gamma)
+    if response is not None:
+        state = augmentation_block(response, hdp.document_scores)(k_aug, state, data)
+    return state
 
 
 def run_chains(data, response, *, seed=0, alpha=1.0, gamma=1.0, num_sweeps=NUM_SWEEPS,
@@ -159,25 +178,22 @@ def test_enumeration_learned_concentrations(name):
     assert max(abs(s) for s in scores.values()) < 4.0, scores
 
 
-@pytest.mark.parametrize(
-    "alpha, gamma, options",
-    [(1.0, 1.0, dict(topics_mutant=hdp.MUTANT_NEW_TOPIC_ALPHA)),
-     (5.0, 0.5, dict(global_mutant=hdp.MUTANT_TABLES_MINIMAL))],
-    ids=["new-topic-weight-alpha", "tables-minimal-path"],
-)
-def test_enumeration_detects_mutants(alpha, gamma, options):
+@pytest.mark.parametrize("alpha, gamma, name", [(1.0, 1.0, "new-topic-alpha"),
+                                                (5.0, 0.5, "tables-minimal")])
+def test_enumeration_detects_mutants(monkeypatch, alpha, gamma, name):
     """Wrong rules miss the bound: the new-topic weight alpha instead of alpha beta_new
     (measured TV 0.48), and one table per (document, topic) (measured TV 0.12 at alpha = 5,
     gamma = 0.5, where the table counts weigh most; 0.055 at alpha = gamma = 1). Their
     stationary distributions are no posterior one can enumerate, so the chains must fail.
     (An off-by-one in the Antoniak probabilities, ab / (ab + i + 1), moved the TV only to
     0.02: this corpus is too small to see it.)"""
+    shdp_mutants.plant(monkeypatch, name)
     response, data, description, coded = _setup("hdp")
     partitions, exact, _ = _exact(description, coded, alpha=alpha, gamma=gamma)
     z, _, _ = run_chains(data, response, alpha=alpha, gamma=gamma, learn_alpha=False,
-                         learn_gamma=False, num_sweeps=NUM_SWEEPS // 2, **options)
+                         learn_gamma=False, num_sweeps=NUM_SWEEPS // 2)
     tv = exact_hdp.total_variation(exact, partition_frequencies(z, partitions))
-    print(f"mutant {options}: TV {tv:.4f}")
+    print(f"mutant {name}: TV {tv:.4f}")
     assert tv > 3 * TV_BOUND, f"a wrong rule went unnoticed (TV {tv:.4f})"
 
 
@@ -196,9 +212,7 @@ def test_enumeration_several_auxiliary_topics(name):
 def test_enumeration_detects_new_topic_weight_without_m(monkeypatch):
     """Each of the m auxiliary topics weighs alpha beta_new / (m V); without the 1 / m the new
     topics weigh m times too much: measured TV 0.31 with m = 3 (0.010 with m = 1)."""
-    monkeypatch.setattr(hdp, "_hdp_sweep", mutant(hdp._hdp_sweep, [
-        ("new_weight = alpha * beta_new / (num_new * vocab)",
-         "new_weight = alpha * beta_new / vocab")]))
+    shdp_mutants.plant(monkeypatch, "new-topic-without-m")
     response, data, description, coded = _setup("gaussian")
     partitions, exact, _ = _exact(description, coded)
     z, _, _ = run_chains(data, response, learn_alpha=False, learn_gamma=False, num_aux=3,
@@ -211,8 +225,7 @@ def test_enumeration_detects_free_slot_with_weight(monkeypatch):
     """The sweep's loops run over every slot up to the highest occupied one, a free slot
     weighing 0 because its dab is set to 0 when its topic dies; a dead slot that keeps its dab
     is drawn as if its topic still existed: measured TV 0.17 (0.15 logistic, 0.14 plain HDP)."""
-    monkeypatch.setattr(hdp, "_hdp_sweep", mutant(hdp._hdp_sweep, [
-        ("                dab[k_old] = 0.0\n", "")]))
+    shdp_mutants.plant(monkeypatch, "free-slot-with-weight")
     response, data, description, coded = _setup("gaussian")
     partitions, exact, _ = _exact(description, coded)
     z, _, _ = run_chains(data, response, learn_alpha=False, learn_gamma=False,
@@ -355,7 +368,7 @@ def _state_from_prior(sample, capacity):
     return state, data
 
 
-def _successive_statistics(seed, **sweep_options):
+def _successive_statistics(seed):
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     samples = _prior_samples(key_init, GEWEKE_CHAINS)
     capacity = sum(GEWEKE_LENGTHS)  # never overflows
@@ -368,13 +381,7 @@ def _successive_statistics(seed, **sweep_options):
     def step(carry, key):
         state, data = carry
         k_sweep, k_phi, k_w, k_y = jax.random.split(key, 4)
-        k_eta, k_z, k_glob, k_aug = jax.random.split(k_sweep, 4)
-        state = hdp.eta_block(k_eta, state, data, response, nu2=GEWEKE_NU2)
-        state = hdp.topics_block(k_z, state, data, response, beta=BETA, nu2=GEWEKE_NU2,
-                                 _mutant=sweep_options.get("topics_mutant", 0))
-        state = hdp.global_block(k_glob, state, data,
-                                 _mutant=sweep_options.get("global_mutant", 0))
-        state = hdp.augmentation_block(k_aug, state, data, response)
+        state = sweep(k_sweep, state, data, response, nu2=GEWEKE_NU2)
         phi = jax.random.dirichlet(k_phi, jnp.full((capacity, GEWEKE_VOCAB), BETA))
         words = jax.random.categorical(k_w, jnp.log(phi[state.z])).astype(jnp.int32)
         omega = hdp.document_scores(state, data)
@@ -422,12 +429,11 @@ def test_geweke_gaussian_shdp():
     assert abs(scores[worst]) < Z_LIMIT, f"{worst}: z = {scores[worst]:.2f}; all {scores}"
 
 
-@pytest.mark.parametrize("mutant", [dict(topics_mutant=hdp.MUTANT_NEW_TOPIC_ALPHA),
-                                    dict(global_mutant=hdp.MUTANT_TABLES_MINIMAL)],
-                         ids=["new-topic-alpha", "tables-minimal"])
-def test_geweke_detects_mutant(mutant):
+@pytest.mark.parametrize("name", ["new-topic-alpha", "tables-minimal"])
+def test_geweke_detects_mutant(monkeypatch, name):
     prior = _marginal_statistics()
-    scores = _geweke_z_scores(prior, _successive_statistics(1, **mutant))
+    shdp_mutants.plant(monkeypatch, name)
+    scores = _geweke_z_scores(prior, _successive_statistics(1))
     print({k: round(v, 2) for k, v in scores.items()})
     assert max(abs(s) for s in scores.values()) > 2 * Z_LIMIT, scores
 
@@ -504,7 +510,7 @@ def test_eta_block_matches_draw_eta_conditional():
     state = state._replace(augmentation=jnp.linspace(0.5, 2.0, 12, dtype=jnp.float32)[None])
     keys = jax.random.split(jax.random.PRNGKey(1), 20_000)
     draws = np.asarray(jax.jit(jax.vmap(
-        lambda k: hdp.eta_block(k, state, data, response, nu2=NU2).eta))(keys))[:, 0]
+        lambda k: shdp_eta_block(response)(k, state, data).eta))(keys))[:, 0]
     occupied = np.asarray(state.n_k) > 0
     assert not draws[:, ~occupied].any()
     psi, rho = response.gaussian_form(data.y, state.augmentation)
@@ -544,8 +550,7 @@ def test_test_chain_matches_parametric_test_chain_without_births():
                                     lag=1, seed=0)
     assert not ours[..., [1, 4]].any()
     np.testing.assert_allclose(ours[..., slots].mean(0), theirs.mean(0), atol=0.03)
-    scores = hdp.score_test_documents(snap, ours)
-    np.testing.assert_allclose(scores[:, 0], ours.sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(scores(snap, ours)[:, 0], ours.sum(-1), rtol=1e-6)
 
 
 def test_test_chain_new_topic_weight():
@@ -614,8 +619,8 @@ def test_test_chain_with_births_matches_enumeration():
 
 @pytest.mark.parametrize("name", list(TEST_CHAIN_MUTANTS))
 def test_test_chain_enumeration_detects_mutants(monkeypatch, name):
-    monkeypatch.setattr(hdp, "_hdp_test_chain",
-                        mutant(hdp._hdp_test_chain, TEST_CHAIN_MUTANTS[name]))
+    monkeypatch.setattr(held_out, "_hdp_test_chain",
+                        mutant(held_out._hdp_test_chain, TEST_CHAIN_MUTANTS[name]))
     tv = _test_chain_tv()
     assert tv > 3 * TEST_CHAIN_TV_BOUND, f"mutant {name} went unnoticed (TV {tv:.4f})"
 
@@ -628,18 +633,15 @@ def test_table_form_matches_log_space_sweep():
     rng = np.random.default_rng(0)
     corpus = _sweep_corpus(rng, 300, 60)
     for num_tasks, scale in [(1, 1.0), (2, 1.0), (1, 30.0), (3, 5.0)]:
-        _assert_table_form_is_log_space(hdp._hdp_sweep, rng, corpus, num_tasks, scale, 5)
+        _assert_table_form_is_log_space(rng, corpus, num_tasks, scale, 5)
 
 
-def test_full_table_falls_back_to_log_space(monkeypatch):
+def test_full_table_falls_back_to_log_space():
     """A document meeting more topic incarnations than the table has rows finishes in log
-    space, drawing what the log-space form draws. Run as plain Python (``py_func``: numba
-    freezes the module's constants when it compiles) with two rows, so that nearly every
-    document switches mid-way."""
-    monkeypatch.setattr(hdp, "_TABLE_ROWS", 2)
+    space, drawing what the log-space form draws: two rows, so that nearly every document
+    switches mid-way."""
     rng = np.random.default_rng(1)
-    _assert_table_form_is_log_space(hdp._hdp_sweep.py_func, rng, _sweep_corpus(rng, 40, 30),
-                                    2, 1.0, 3)
+    _assert_table_form_is_log_space(rng, _sweep_corpus(rng, 40, 30), 2, 1.0, 3, table_rows=2)
 
 
 START_TOPICS, CAPACITY, SWEEP_VOCAB = 8, 40, 50
@@ -651,9 +653,10 @@ def _sweep_corpus(rng, num_docs, max_length):
     return rng.integers(0, SWEEP_VOCAB, offsets[-1]).astype(np.int32), offsets
 
 
-def _assert_table_form_is_log_space(sweep, rng, corpus, num_tasks, scale, num_sweeps):
-    """From one random state, ``sweep`` (table form) and the compiled sweep in log space draw
-    the same topics, weights and coefficients over ``num_sweeps`` sweeps, births included."""
+def _assert_table_form_is_log_space(rng, corpus, num_tasks, scale, num_sweeps, table_rows=2048):
+    """From one random state, the sweep in table form (``table_rows`` rows) and in log space
+    draw the same topics, weights and coefficients over ``num_sweeps`` sweeps, births
+    included."""
     words, offsets = corpus
     num_docs = len(offsets) - 1
     doc_ids = np.repeat(np.arange(num_docs), np.diff(offsets))
@@ -672,9 +675,10 @@ def _assert_table_form_is_log_space(sweep, rng, corpus, num_tasks, scale, num_sw
              np.array([2.0, 1.5, 1 / (START_TOPICS + 1)]), eta]
     table, log_space = [a.copy() for a in state], [a.copy() for a in state]
     for s in range(num_sweeps):
-        assert sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, s, 0) == 0
-        assert hdp._hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, s, 0,
-                              -1.0) == 0
+        assert hdp_sweep._hdp_sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, s,
+                                    table_rows=table_rows) == 0
+        assert hdp_sweep._hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, s,
+                                    -1.0) == 0
     assert (table[3] > 0).sum() > START_TOPICS  # births happened
     for a, b in zip(table[:4], log_space[:4]):
         np.testing.assert_array_equal(a, b)
@@ -683,18 +687,19 @@ def _assert_table_form_is_log_space(sweep, rng, corpus, num_tasks, scale, num_sw
 
 
 def test_family_runs_under_jit_and_vmap():
-    """The bound family: init, its cycle of blocks under jit and vmap (chains), monitors and
+    """The family's sampler: init, its cycle of blocks under jit and vmap (chains), monitors and
     snapshot keep their static shapes; unsupervised it has no eta or augmentation block."""
     response, data = _growth_data()
-    family = hdp.SHDPFamily(vocab_size=8, capacity=16, response=response, beta=BETA)
-    assert [name for name, _ in family.blocks] == ["eta", "topics", "global", "augmentation"]
-    assert [name for name, _ in family._replace(response=None).blocks] == ["topics", "global"]
+    model = SHDPModel("shdp-gaussian", 4, response, ("regression",), beta=BETA, capacity=16)
+    sampler = model.sampler("exact", 8)
+    assert len(sampler.blocks) == 4
+    assert len(SHDPModel("hdp", 4, beta=BETA, capacity=16).sampler("exact", 8).blocks) == 2
 
     def chain(key):
-        state = family.init(key, data)
-        for i, (_, block) in enumerate(family.blocks):
+        state = sampler.init(key, data)
+        for i, block in enumerate(sampler.blocks):
             state = block(jax.random.fold_in(key, i), state, data)
-        return family.monitors(state, data), family.snapshot(state), state
+        return sampler.monitors(state, data), sampler.snapshot(state), state
 
     mon, snap, state = jax.jit(jax.vmap(chain))(jax.random.split(jax.random.PRNGKey(0), 3))
     assert mon["num_topics"].shape == (3,) and np.all(np.asarray(mon["num_topics"]) >= 1)
@@ -723,7 +728,7 @@ def _born_topic_sizes(sweep):
     beta_w[0] = 0.5
     no_tasks = np.zeros((0, 2))
     assert sweep(z, n_dk, n_wk, n_k, beta_w, np.array([1.0, 1.0, 0.5]),
-                 np.zeros((0, capacity)), words, offsets, no_tasks, no_tasks, 0.01, 1.0, 1, 0,
+                 np.zeros((0, capacity)), words, offsets, no_tasks, no_tasks, 0.01, 1.0, 1,
                  0) == 0
     return n_k[1:][n_k[1:] > 0]
 
@@ -735,9 +740,7 @@ def test_topic_born_at_the_top_slot_is_drawn_in_the_same_sweep():
     0.041-0.056 (its corpus has few births at the top), so this test pins it: here the born
     topic gathers 11 of the word's 20 tokens (seed 0), and the mutant leaves each born topic
     a singleton."""
-    sizes = _born_topic_sizes(hdp._hdp_sweep)
+    sizes = _born_topic_sizes(hdp_sweep._hdp_sweep)
     assert sizes.max() >= 5, f"born topic sizes {sizes}"
-    frozen_top = mutant(hdp._hdp_sweep, [
-        ("                    num_slots = max(num_slots, k_new + 1)\n", "")])
-    sizes = _born_topic_sizes(frozen_top)
+    sizes = _born_topic_sizes(shdp_mutants.sweep_mutant("frozen-top-slot"))
     assert len(sizes) > 0 and sizes.max() == 1, f"mutant: born topic sizes {sizes}"

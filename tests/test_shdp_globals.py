@@ -1,6 +1,6 @@
 """The sHDP's global block, one rule at a time, against exact distributions.
 
-``kernels.hdp._hdp_global`` draws the table counts m | z, beta, alpha (Antoniak), gamma | K,
+``kernels.hdp.globals._hdp_global`` draws the table counts m | z, beta, alpha (Antoniak), gamma | K,
 m.. (Escobar and West's auxiliary variable), beta | m, gamma and alpha | m.., N_d (Teh et al.'s
 auxiliary variables). The enumeration and Geweke tests of ``test_shdp.py`` see these rules
 only through the whole chain, where an Antoniak off-by-one shows up faintly and a wrong
@@ -17,7 +17,8 @@ auxiliary draw hardly at all. Here each is checked on its own, with independent 
   prior x prod_d Gamma(alpha) / Gamma(alpha + N_d) x prod_{d,k} Gamma(alpha beta_k + n_dk) /
   Gamma(alpha beta_k); alpha_0 from it, one call (Antoniak, then alpha | m): alpha_1 too.
 
-Each test also runs a planted bug (``hdp.MUTANT_*``) and requires it to fail by a wide margin.
+Each test also runs a planted bug (``shdp_mutants.GLOBAL_MUTANTS``) and requires it to fail by a
+wide margin.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from topiczoo.kernels import hdp
+import shdp_mutants
+from topiczoo.kernels.hdp import globals as hdp_globals
 
 NUM_SAMPLES = 20_000
 P_PASS = 1e-3  # the package must give a p-value above this (fixed seeds: deterministic)
@@ -36,15 +38,17 @@ P_MUTANT = 1e-8  # and each mutant one below this
 
 
 def _global_call(z, doc_offsets, beta_w, alpha, gamma, *, learn_alpha, learn_gamma, seed,
-                 prior=(1.0, 1.0), mutant=hdp.MUTANT_NONE):
-    """One call of the global block on copies: (m_k, alpha, gamma) after it."""
+                 prior=(1.0, 1.0), mutant=None):
+    """One call of the global block on copies (the package's, or the named mutant's): (m_k,
+    alpha, gamma) after it."""
     capacity = beta_w.shape[0]
     n_k = np.bincount(z, minlength=capacity).astype(np.int32)
     beta_w = np.array(beta_w, np.float64)
     globals_ = np.array([alpha, gamma, 0.0])
     m_k = np.zeros(capacity, np.int32)
-    hdp._hdp_global(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_gamma,
-                    prior[0], prior[1], prior[0], prior[1], seed, mutant)
+    call = hdp_globals._hdp_global if mutant is None else shdp_mutants.global_mutant(mutant)
+    call(z, doc_offsets, n_k, beta_w, globals_, m_k, learn_alpha, learn_gamma, prior[0],
+         prior[1], prior[0], prior[1], seed)
     return m_k, globals_[0], globals_[1]
 
 
@@ -72,7 +76,7 @@ def _antoniak_pmf(n, a):
     return np.exp(log_p)
 
 
-def _table_counts(n, alpha, beta_k, mutant=hdp.MUTANT_NONE):
+def _table_counts(n, alpha, beta_k, mutant=None):
     z, offsets = _corpus([[0] * n])
     beta_w = np.array([beta_k, 0.0])
     return np.array([_global_call(z, offsets, beta_w, alpha, 1.0, learn_alpha=False,
@@ -111,7 +115,7 @@ def test_table_counts_detect_off_by_one():
     """ab / (ab + i + 1) for customer i + 1: E[m] moves by about 0.1 at n = 8, a = 1."""
     pmf = _antoniak_pmf(8, 1.0)
     assert _chi_square_p(_table_counts(8, 2.0, 0.5), pmf) > P_PASS
-    p = _chi_square_p(_table_counts(8, 2.0, 0.5, hdp.MUTANT_TABLES_OFF_BY_ONE), pmf)
+    p = _chi_square_p(_table_counts(8, 2.0, 0.5, "tables-off-by-one"), pmf)
     print(f"off-by-one mutant: p {p:.3g}")
     assert p < P_MUTANT
 
@@ -176,14 +180,14 @@ def _gamma_after_update(num_topics, num_tables, prior, mutant):
     (5, 12, (2.0, 0.5)),     # another prior
 ])
 def test_gamma_update_keeps_its_conditional(num_topics, num_tables, prior):
-    p = _gamma_after_update(num_topics, num_tables, prior, hdp.MUTANT_NONE)
+    p = _gamma_after_update(num_topics, num_tables, prior, None)
     print(f"K={num_topics} m={num_tables} prior {prior}: KS p {p:.3g}")
     assert p > P_PASS
 
 
 def test_gamma_update_detects_wrong_auxiliary():
     """x ~ Beta(gamma, m..) in place of Beta(gamma + 1, m..)."""
-    p = _gamma_after_update(5, 12, (1.0, 1.0), hdp.MUTANT_GAMMA_AUXILIARY)
+    p = _gamma_after_update(5, 12, (1.0, 1.0), "gamma-auxiliary")
     print(f"gamma auxiliary mutant: KS p {p:.3g}")
     assert p < P_MUTANT
 
@@ -224,12 +228,12 @@ ALPHA_CASES = {
 
 @pytest.mark.parametrize("case", ALPHA_CASES)
 def test_alpha_update_keeps_its_conditional(case):
-    p = _alpha_after_update(*ALPHA_CASES[case], hdp.MUTANT_NONE)
+    p = _alpha_after_update(*ALPHA_CASES[case], None)
     print(f"{case}: KS p {p:.3g}")
     assert p > P_PASS
 
 
-@pytest.mark.parametrize("mutant", [hdp.MUTANT_ALPHA_AUXILIARY, hdp.MUTANT_TABLES_OFF_BY_ONE])
+@pytest.mark.parametrize("mutant", ["alpha-auxiliary", "tables-off-by-one"])
 def test_alpha_update_detects_mutants(mutant):
     """s_d ~ Bernoulli(alpha / (N_d + alpha)) in place of N_d / (N_d + alpha); and the tables'
     off-by-one, which biases the m.. that alpha is drawn from."""

@@ -22,10 +22,12 @@ from scipy.special import gammaln as gammaln64
 
 import given_eta
 import reference
-from mutants import mutant
+from mutants import module_with, mutant
+from topic_state_steps import (TopicState, collapsed_log_likelihood, collapsed_sweep_reference,
+                               collapsed_topics_step)
+from topiczoo.kernels import categorical
+from topiczoo.kernels import response_table as rt
 from topiczoo.kernels import topics as tk
-from topiczoo.kernels.topics import collapsed_log_likelihood
-from topiczoo.kernels.topics import TopicState, collapsed_topics_step
 
 ALPHA = 0.5
 BETA = 0.1
@@ -143,8 +145,8 @@ def test_forced_log_space_and_forced_tables(num_topics):
     _assert_same(ref, tables)
     assert log_space == [0] * len(SEEDS)
     # the package's own per-token log-space sweep draws them too
-    package_reference, _ = _sweeps(tk._collapsed_sweep_reference, state, words, offsets, eta,
-                                   psi, rho, SEEDS)
+    package_reference, _ = _sweeps(collapsed_sweep_reference, state, words, offsets, eta, psi,
+                                   rho, SEEDS)
     _assert_same(ref, package_reference)
 
 
@@ -160,23 +162,18 @@ def test_plain_lda_sweep(num_topics):
     assert log_space == [0] * len(SEEDS)
 
 
-def test_full_table_falls_back_to_log_space(monkeypatch):
-    """A document meeting more topics than the table holds finishes in log space.
-
-    Run as plain Python (``py_func``, drawing from NumPy's legacy generator, the stream the
-    reference is handed) with a table of two rows, so that every document meeting a third topic
-    switches mid-way.
-    """
+def test_full_table_falls_back_to_log_space():
+    """A document meeting more topics than the table holds finishes in log space: a table of
+    two rows, so that every document meeting a third topic switches mid-way."""
     num_topics = 6
-    monkeypatch.setattr(tk, "_TABLE_ENTRIES", 2 * num_topics)
     rng = np.random.default_rng(5)
     words, offsets = _corpus(rng, LENGTHS)
     state = _state(rng, words, offsets, num_topics)
     eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
     seeds = SEEDS[:3]
     ref = _reference_sweeps(state, words, offsets, eta, psi, rho, seeds)
-    new, log_space = _sweeps(tk._collapsed_sweep.py_func, state, words, offsets, eta, psi, rho,
-                             seeds)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, seeds,
+                             max_exponent=rt.MAX_EXPONENT, table_entries=2 * num_topics)
     _assert_same(ref, new)
     assert all(0 < n < sum(LENGTHS) for n in log_space), log_space
 
@@ -326,33 +323,45 @@ def test_exact_sweep_matches_enumeration_plain_lda():
     assert tv < given_eta.LDA_TV_BOUND, f"TV {tv:.4f}"
 
 
-# Mutants of the exact sweep, each in the form it changes: (form, replacements in
-# _collapsed_sweep, replacements in _log_space_weights).
+# Mutants of the exact sweep, each in the form it changes: (form, function mutated, its
+# replacements). The function is a step of the sweep (``kernels.topics``) or of its response
+# tables (``kernels.response_table``); the sweep is recompiled around it.
 EXACT_SWEEP_MUTANTS = {
     # the Gaussian-form exponent's quadratic term -c_t e_tk^2 / 2 left out
-    "tables-exponent-without-quadratic-term": ("tables", [
-        ("_sum_quadratic(centred, a, half_c, ab, num_topics)",
-         "_sum_quadratic(centred, a, 0.0 * half_c, ab, num_topics)")], []),
-    "log-space-exponent-without-quadratic-term": ("log-space", [], [
-        ("_sum_quadratic(eta, lin, quad, log_factor, num_topics)",
-         "_sum_quadratic(eta, lin, 0.0 * quad, log_factor, num_topics)")]),
+    "tables-exponent-without-quadratic-term": ("tables", rt.document_factors, [
+        ("sum_quadratic(tb.cen, tb.a, tb.half_c, tb.ab, num)",
+         "sum_quadratic(tb.cen, tb.a, 0.0 * tb.half_c, tb.ab, num)")]),
+    "log-space-exponent-without-quadratic-term": ("log-space", rt.log_space_factors, [
+        ("sum_quadratic(eta, tb.lin, tb.quad, tb.log_factor, num)",
+         "sum_quadratic(eta, tb.lin, 0.0 * tb.quad, tb.log_factor, num)")]),
     # the token's own topic left in the document's score: E[j, k] not applied
-    "tables-token-left-in-the-score": ("tables", [
-        ("weights[k] = dab[k] * (n_wk[w, k] + beta) * table[row_old, k]",
-         "weights[k] = dab[k] * (n_wk[w, k] + beta)")], []),
+    "tables-token-left-in-the-score": ("tables", tk._table_weights, [
+        ("weights[k] = tb.dab[k] * (n_wk[w, k] + beta) * tb.table[row_old, k]",
+         "weights[k] = tb.dab[k] * (n_wk[w, k] + beta)")]),
     # AB_k not moved with the token when it changes topic (tables of the document's first state)
-    "tables-not-moved-with-the-token": ("tables", [
-        ("                    ab[k] *= r\n                    dab[k] *= r\n", "")], []),
+    "tables-not-moved-with-the-token": ("tables", rt.move_factors, [
+        ("        tb.ab[k] *= r\n        tb.dab[k] *= r", "        pass")]),
 }
+
+
+def planted_sweep(function, replacements):
+    """``kernels.topics._collapsed_sweep`` recompiled around a mutant of one of its steps (of
+    ``kernels.topics`` or of ``kernels.response_table``)."""
+    changed = mutant(function, replacements)
+    if function.__module__ == rt.__name__:
+        overrides = {"rt": module_with(rt, **{function.__name__: changed})}
+        overrides["_log_space_weights"] = mutant(tk._log_space_weights, [], overrides)
+    else:
+        overrides = {function.__name__: changed}
+    document = mutant(tk._supervised_document, [], overrides)
+    return mutant(tk._collapsed_sweep, [], {"_supervised_document": document})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXACT_SWEEP_MUTANTS))
 def test_enumeration_given_eta_detects_a_mutant_of_the_exact_sweep(name):
-    form, sweep_changes, log_space_changes = EXACT_SWEEP_MUTANTS[name]
-    log_space_weights = mutant(tk._log_space_weights, log_space_changes)
-    sweep = mutant(tk._collapsed_sweep, sweep_changes,
-                   overrides={"_log_space_weights": log_space_weights})
+    form, function, replacements = EXACT_SWEEP_MUTANTS[name]
+    sweep = planted_sweep(function, replacements)
     freq = _exact_sweep_frequencies(3, 2, form, seed=7, sweep=sweep, num_samples=200_000)
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), freq)
     assert tv > 3 * given_eta.TV_BOUND[3], f"mutant {name} went unnoticed (TV {tv:.4f})"
@@ -419,35 +428,35 @@ def test_block_draw_is_the_linear_search(num):
     weights[0] = max(weights[0], 1.0)
     cum = np.cumsum(weights)
     total = cum[-1]
-    blocks = np.empty((num + tk._BLOCK - 1) // tk._BLOCK)
+    blocks = np.empty(categorical.num_blocks(num))
     us = np.concatenate([np.linspace(0.0, 1.0, 5001)[:-1], cum[cum < total] / total,
                          [np.nextafter(1.0, 0.0)]])
     for u in us:
-        k = tk._draw(weights, num, blocks, u)
+        k = categorical.draw(weights, num, blocks, u)
         expected = min(np.searchsorted(cum, u * total, side="right"), num - 1)
         assert k == expected, (u, k, expected)
         assert weights[k] > 0, (u, k)
     # only the first num weights count
     longer = np.concatenate([weights, [1e9] * 5])
-    assert tk._draw(longer, num, blocks, np.nextafter(1.0, 0.0)) == np.flatnonzero(weights)[-1]
+    assert categorical.draw(longer, num, blocks, np.nextafter(1.0, 0.0)) == np.flatnonzero(weights)[-1]
 
 
 def test_vectorised_exp_within_one_ulp():
-    """_exp_in_place (the table and log-space exps of the sweep) against np.exp over the
+    """exp_in_place (the table and log-space exps of the sweep) against np.exp over the
     range the sweep uses and beyond; inputs beyond +-700 are clamped to it."""
     x = np.concatenate([np.linspace(-700.0, 700.0, 1_400_001),
                         np.random.default_rng(0).uniform(-1.0, 1.0, 200_000), [0.0, -0.0]])
     y = x.copy()
-    tk._exp_in_place(y, len(y), np.empty(len(y), np.int64))
+    rt.exp_in_place(y, len(y), np.empty(len(y), np.int64))
     expected = np.exp(x)
     assert np.max(np.abs(y - expected) / np.spacing(expected)) <= 1.0
     clamped = np.array([-1e300, -800.0, 800.0, 1e300])
-    tk._exp_in_place(clamped, 4, np.empty(4, np.int64))
+    rt.exp_in_place(clamped, 4, np.empty(4, np.int64))
     np.testing.assert_allclose(clamped, np.exp([-700.0, -700.0, 700.0, 700.0]), rtol=1e-15)
     # NaN propagates, in the vectorised body and in the remainder alike
     for num in (1, 3, 7, 33):
         for pos in range(num):
             z = np.linspace(-5.0, 5.0, num)
             z[pos] = np.nan
-            tk._exp_in_place(z, num, np.empty(num, np.int64))
+            rt.exp_in_place(z, num, np.empty(num, np.int64))
             assert np.isnan(z[pos]) and np.isfinite(np.delete(z, pos)).all(), (num, pos)

@@ -33,6 +33,7 @@ from topiczoo.fit import fit
 from topiczoo.kernels.gibbs import GibbsKernel
 from topiczoo.models import REGISTRY, unigram_mixture
 from topiczoo.predict import held_out_proportions
+from topiczoo.models.supervised import task_of
 
 # the module itself (``topiczoo.models.unigram_mixture`` as an attribute is the factory)
 module = importlib.import_module("topiczoo.models.unigram_mixture")
@@ -224,7 +225,7 @@ def test_counts_follow_the_assignments_and_chains_differ():
         np.testing.assert_array_equal(state.n_wk, n_wk)
         np.testing.assert_array_equal(state.n_k, n_wk.sum(0))
         np.testing.assert_array_equal(state.m_k, np.bincount(z, minlength=3))
-        zbar = model.train_proportions(state)
+        zbar = model.predictor().train_proportions(state)
         np.testing.assert_array_equal(zbar, np.eye(3, dtype=np.float32)[z])
         assert result.draws["occupied_topics"][c, -1] == np.count_nonzero(state.m_k)
     assert not np.array_equal(result.chain_state(0).z, result.chain_state(1).z)
@@ -270,7 +271,7 @@ def test_registry_entry():
     model = entry.build(4)
     assert model.describe() == {"model": "unigram-mixture", "num_topics": 4, "alpha": 1.0,
                                 "alpha_per_topic": 0.25, "beta": 0.01}
-    assert model.task_of(small_corpus()) is None and model.response is None
+    assert task_of(model, small_corpus()) is None and model.response is None
     with pytest.raises(ValueError, match="unknown sampler"):
         GibbsKernel(model, 8, sampler="light")
     with pytest.raises(ValueError, match="num_topics"):

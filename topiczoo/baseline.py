@@ -43,7 +43,7 @@ def lda_svm_predict(result, train, test, *, svm_c: float = 1.0, num_burnin: int 
     decision, fit_seconds = [], 0.0
     for c in range(result.num_chains):
         tic = time.perf_counter()
-        train_zbar = result.model.train_proportions(result.chain_state(c))
+        train_zbar = result.model.predictor().train_proportions(result.chain_state(c))
         svm = LinearSVC(C=svm_c, random_state=seed).fit(train_zbar, labels)
         fit_seconds += time.perf_counter() - tic
         decision.append(svm.decision_function(test_zbar[c]))
@@ -67,7 +67,7 @@ def _test_zbar(result, test, num_burnin, num_draws, seed):
     out = []
     for c in range(result.num_chains):
         host_seed = int(np.random.SeedSequence([seed, result.seed, c, last]).generate_state(1)[0])
-        out.append(result.model.test_proportions(
+        out.append(result.model.predictor().test_proportions(
             result.snapshots[last].chain(c), test, num_burnin=num_burnin, num_draws=num_draws,
             lag=1, seed=host_seed).mean(0))
     return np.asarray(out, np.float32)
@@ -105,7 +105,7 @@ def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
     scores, fit_seconds = [], 0.0
     for c in range(result.num_chains):
         tic = time.perf_counter()
-        train_zbar = result.model.train_proportions(result.chain_state(c))
+        train_zbar = result.model.predictor().train_proportions(result.chain_state(c))
         if task.kind == "regression":
             glm = (RidgeCV(alphas=np.logspace(-4, 2, 13)) if ridge is None
                    else Ridge(alpha=ridge)).fit(train_zbar, labels)
@@ -121,3 +121,7 @@ def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
     if timing is not None:
         timing["fit_seconds"] = fit_seconds
     return Prediction(np.asarray(scores, np.float32)[:, None, None, None, :], task)
+
+
+#: The second steps of the registry's two-step entries (``ModelEntry.second_step``), by name.
+SECOND_STEPS = {"linear-svm": lda_svm_predict, "glm": hdp_glm_predict}

@@ -471,7 +471,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         corpus, _ = self._corpus(X, fitting=False)
         warn_empty_test_documents(corpus, stacklevel=3)  # transform, set_output, its caller
         snapshot = self.result_.snapshots[-1].chain(0)
-        zbar = self.result_.model.test_proportions(
+        zbar = self.result_.model.predictor().test_proportions(
             snapshot, corpus, num_burnin=self.test_burnin, num_draws=self.test_draws, lag=1,
             seed=self.seed_)
         return np.asarray(zbar, np.float64).mean(0)

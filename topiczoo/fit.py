@@ -55,6 +55,7 @@ from topiczoo.corpus import Corpus
 from topiczoo.errors import ConvergenceWarning, interrupts_as_keyboard_interrupt
 from topiczoo.kernels.gibbs import ChainState, CorpusData, GibbsKernel
 from topiczoo.models.checks import whole_number
+from topiczoo.models.supervised import corpus_data, task_of
 
 CHECKPOINT_FORMAT = 1
 
@@ -380,8 +381,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
         if os.path.isdir(checkpoint):
             raise IsADirectoryError(f"checkpoint {checkpoint} is a folder; give a file path "
                                     f"such as {os.path.join(checkpoint, 'checkpoint.npz')}")
-    task = model.task_of(corpus)
-    data = model.corpus_data(corpus, task)
+    task = task_of(model, corpus)
+    data = corpus_data(model, corpus, task)
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task)
     if compilation_cache:
         enable_compilation_cache()

@@ -34,6 +34,7 @@ import numpy as np
 from topiczoo.errors import DataLossWarning, interrupts_as_keyboard_interrupt
 from topiczoo.metrics import accuracy
 from topiczoo.models.checks import whole_number
+from topiczoo.models.supervised import scores as score_documents
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
@@ -185,7 +186,7 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
             with interrupts_as_keyboard_interrupt():
-                zbar = result.model.test_proportions(snap.chain(c), corpus, num_burnin=num_burnin,
+                zbar = result.model.predictor().test_proportions(snap.chain(c), corpus, num_burnin=num_burnin,
                                                      num_draws=num_draws, lag=lag, seed=host_seed)
             yield c, i, snap.chain(c), zbar
 
@@ -233,7 +234,7 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
     scores, kept = [], []
     for _, _, snapshot, zbar in _test_chains(result, corpus, num_burnin=num_burnin,
                                              num_draws=num_draws, lag=lag, seed=seed):
-        scores.append(result.model.scores(snapshot, zbar))
+        scores.append(score_documents(snapshot, zbar))
         if keep_zbar:
             kept.append(zbar)
     shape = (result.num_chains, len(result.snapshots))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from topiczoo.baseline import SECOND_STEPS
 from topiczoo.fit import FitResult, fit
+from topiczoo.ova import one_vs_all
 from topiczoo.predict import Prediction, predict
 
 
@@ -36,8 +38,6 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
     options, fit_kwargs, predict_kwargs = options or {}, fit_kwargs or {}, predict_kwargs or {}
     model = entry.build(num_topics, corpus=train, **options)
     if entry.driver == "one-vs-all":
-        from topiczoo.ova import one_vs_all
-
         tic = time.perf_counter()
         prediction, timing = one_vs_all(lambda: entry.build(num_topics, **options), train, test,
                                         predict_kwargs=predict_kwargs, progress=progress,
@@ -49,7 +49,8 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
     tic = time.perf_counter()
     prediction, timing = None, {}
     if entry.driver == "two-step":
-        prediction = entry.second_step(result, train, test, timing=timing, **predict_kwargs)
+        prediction = SECOND_STEPS[entry.second_step](result, train, test, timing=timing,
+                                                     **predict_kwargs)
     elif result.task is not None:
         prediction = predict(result, test, **predict_kwargs)
     second_step = timing.get("fit_seconds", 0.0)

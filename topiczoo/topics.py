@@ -68,7 +68,7 @@ def topics(result, *, chain: int = 0, snapshot: int = -1, num_words: int = 10,
         raise ValueError(f"num_words must be an integer >= 1, got {num_words!r}")
     arrays = snapshots[snapshot].chain(chain)
     n_k = np.asarray(arrays["n_k"], np.int64)
-    phi = np.asarray(result.model.phi_hat(arrays), np.float64)  # [V, K]
+    phi = np.asarray(result.model.predictor().phi_hat(arrays), np.float64)  # [V, K]
     eta = np.asarray(arrays["eta"], np.float64) if "eta" in arrays else np.zeros((0, n_k.size))
     if eta.shape[0] and not (isinstance(task, (int, np.integer)) and 0 <= task < eta.shape[0]):
         raise ValueError(f"task must be an integer in 0..{eta.shape[0] - 1}, got {task!r}")

@@ -69,6 +69,7 @@ from topiczoo.kernels.gibbs import GibbsKernel
 from topiczoo.kernels.variates import (inverse_gaussian, polya_gamma, polya_gamma_mean,
                                        polya_gamma_var)
 from topiczoo.models.responses import Hinge
+from topiczoo.models.supervised import corpus_data, task_of
 
 SIZE = os.environ.get("TOPICZOO_TUTORIAL_SIZE", "full")
 if SIZE not in ("full", "small"):
@@ -408,10 +409,10 @@ def exact_posterior(model):
 
 def chain_frequencies(model, seed=0, num_chains=4):
     """Frequencies of every Z over CHAIN_LENGTH draws of num_chains chains of the package."""
-    kernel = GibbsKernel(model, VOCAB, task=model.task_of(corpus))
+    kernel = GibbsKernel(model, VOCAB, task=task_of(model, corpus))
     mcmc = MCMC(kernel, num_warmup=200, num_samples=CHAIN_LENGTH, num_chains=num_chains,
                 chain_method="vectorized", progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), model.corpus_data(corpus), extra_fields=("state.z",))
+    mcmc.run(jax.random.PRNGKey(seed), corpus_data(model, corpus), extra_fields=("state.z",))
     z = np.asarray(mcmc.get_extra_fields()["state.z"])     # [draws, N]
     index = (z << np.arange(NUM_TOKENS)).sum(1)
     return np.bincount(index, minlength=2 ** NUM_TOKENS) / len(index)

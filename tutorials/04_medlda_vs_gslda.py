@@ -197,7 +197,7 @@ def train_margins(run):
     out = []
     for c in range(result.num_chains):
         state = result.chain_state(c)
-        zbar = result.model.train_proportions(state)            # [D, K]
+        zbar = result.model.predictor().train_proportions(state)  # [D, K]
         out.append(y * (zbar @ np.asarray(state.eta)[0]))       # task 0
     return np.asarray(out)
 

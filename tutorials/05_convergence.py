@@ -108,7 +108,7 @@ print(f"{result.iterations_done} iterations x {result.num_chains} chains in "
 # %%
 post = result.posterior_draws()
 eta = post["eta"][:, :, 0, :]                                   # [C, S, K]
-phi = [result.model.phi_hat(result.snapshots[-1].chain(c)) for c in range(result.num_chains)]
+phi = [result.model.predictor().phi_hat(result.snapshots[-1].chain(c)) for c in range(result.num_chains)]
 aligned = []
 for c in range(result.num_chains):
     overlap = phi[0].T @ phi[c]                                 # [K, K]: topic k of chain 0 vs j

@@ -58,7 +58,7 @@ from topiczoo.diagnostics import format_table, summary_table, to_datatree
 from topiczoo.kernels import hdp
 from topiczoo.kernels.gibbs import corpus_arrays
 from topiczoo.models.responses import Logistic
-from topiczoo.models.shdp import shdp_declaration, shdp_logistic
+from topiczoo.models.shdp import SHDPModel, shdp_declaration, shdp_logistic
 
 SIZE = os.environ.get("TOPICZOO_TUTORIAL_SIZE", "full")
 if SIZE not in ("full", "small"):
@@ -212,12 +212,12 @@ for b in range(len(edges) - 1):
 # topics, their stick weights `beta_weights` ($\pi^0_k$) and the unrepresented rest
 # `beta_new` ($\pi^0_{\text{new}} = 1 - \sum_k \pi^0_k$: the weight of all topics nobody uses
 # yet), their coefficients `eta`, `alpha`, `gamma`, the response's `augmentation`, and the
-# table counts `m_k`. A cycle is four blocks, each an exact conditional draw
-# (`SHDPFamily.blocks`):
+# table counts `m_k`. A cycle is four blocks, each an exact conditional draw (the blocks of
+# `model.sampler("exact", V)`):
 #
-# * **`eta_block`**: $\eta \mid Z$, augmentation: Gaussian over the occupied topics, with
-#   precision $I/\nu^2 + \sum_d \rho_d \bar z_d \bar z_d^\top$ (the same draw as the
-#   parametric models, notebook 3).
+# * **eta**: $\eta \mid Z$, augmentation: Gaussian over the occupied topics, with
+#   precision $I/\nu^2 + \sum_d \rho_d \bar z_d \bar z_d^\top$ (the same block as the
+#   parametric models', notebook 3: `topiczoo.models.supervised`).
 # * **`topics_block`** (eq. 13): each token in turn. With the token removed, an occupied
 #   topic $k$ has weight $(n_{dk} + \alpha\pi^0_k)\,\frac{n_{wk} + \beta}{n_k + V\beta}$ times
 #   the response factor with the token moved to $k$; a **new topic** has weight
@@ -237,8 +237,9 @@ for b in range(len(edges) - 1):
 #   \pi^0_{\text{new}}) \sim \mathrm{Dir}(m_{.1}, \dots, m_{.K}, \gamma)$; then $\alpha$ by
 #   Teh et al.'s auxiliary variables. ($\alpha$ and $\gamma$ have Gamma(1, 1)
 #   priors, or stay fixed.)
-# * **`augmentation_block`**: the response's own draw given $\omega$ (Polya-Gamma for the
-#   logistic, inverse Gaussian for the hinge; notebook 3).
+# * **augmentation**: the response's own draw given $\omega$ (Polya-Gamma for the
+#   logistic, inverse Gaussian for the hinge; notebook 3; again the supervised part every
+#   family shares).
 #
 # **Capacity.** Inside a numpyro run shapes are static, so the state has a fixed number of
 # topic slots; a birth takes the lowest free slot. Nothing the blocks draw depends on the
@@ -248,19 +249,16 @@ for b in range(len(edges) - 1):
 # "chunk redone with more capacity" line in a fit's progress output.
 #
 # The cycle of the logistic sHDP, as `fit` runs it, and the Antoniak seating as the kernel
-# writes it (the terms with `mutant` are test-only wrong rules that the tests must catch: one
-# table per document and topic, `MUTANT_TABLES_MINIMAL`, and a seating probability off by one,
-# `MUTANT_TABLES_OFF_BY_ONE`; `tests/test_shdp_globals.py` checks the seating against
-# Antoniak's law directly):
+# writes it (`tests/test_shdp_globals.py` checks the seating against Antoniak's law directly,
+# and requires two planted wrong rules, one table per document and topic and a seating
+# probability off by one, to fail that check):
 
 # %%
 model_demo = shdp_logistic(2, c=3.0)
-family = hdp.SHDPFamily(vocab_size=3, capacity=8, response=model_demo.response)
-print("blocks per cycle:", [name for name, _ in family.blocks])
-print("the Antoniak seating inside global_block (kernels/hdp.py, _hdp_global):")
-source = inspect.getsource(hdp._hdp_global).splitlines()
-start = next(i for i, line in enumerate(source) if "Antoniak" in line)
-print("\n".join(source[start:start + 21]))
+print("blocks per cycle:",
+      [block.__doc__.split(":")[0] for block in model_demo.sampler("exact", 3).blocks])
+print("the Antoniak seating inside the global block (kernels/hdp/globals.py):")
+print(inspect.getsource(hdp.globals._seat_tables))
 
 # %% [markdown]
 # ### The exactness proof, live
@@ -282,17 +280,27 @@ print("\n".join(source[start:start + 21]))
 # `tests/exact_hdp.py`, which imports nothing from the package (numpy and scipy only); the
 # test suite runs it for every response (`tests/test_shdp.py`), and we import it here.
 #
-# The chains run the four blocks above with a plain `jax.lax.scan` driver (vectorized over
-# chains), so that one rule can be swapped for a wrong one: the **planted bug** gives a new
-# topic the weight $\alpha$ instead of $\alpha\,\pi^0_{\text{new}}$ (the kernel's test-only
-# switch `_mutant=hdp.MUTANT_NEW_TOPIC_ALPHA`: it forgets that a new topic must be drawn from
-# the corpus's unused mass). Logistic response with $c = 3$, $\alpha = \gamma = 1$ fixed,
-# $\beta = 0.5$, $\nu^2 = 4$.
+# The chains run the four blocks of the model's sampler with a plain `jax.lax.scan` driver
+# (vectorized over chains). The **planted bug** gives a new topic the weight $\alpha$ instead
+# of $\alpha\,\pi^0_{\text{new}}$ (it forgets that a new topic must be drawn from the corpus's
+# unused mass): planted as the tests plant it, by recompiling the sweep from its own source
+# with that one line changed (`tests/shdp_mutants.py`). Logistic response with $c = 3$,
+# $\alpha = \gamma = 1$ fixed, $\beta = 0.5$, $\nu^2 = 4$.
 
 # %%
-_spec = importlib.util.spec_from_file_location("exact_hdp", REPO / "tests" / "exact_hdp.py")
-exact_hdp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(exact_hdp)
+def test_module(name):
+    """A helper module of the test suite (``tests/NAME.py``), imported from its file."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))  # the test helpers import each other by name
+    spec = importlib.util.spec_from_file_location(name, REPO / "tests" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+exact_hdp = test_module("exact_hdp")
+shdp_mutants = test_module("shdp_mutants")
 
 DOCS, LABELS, VOCAB, BETA, NU2 = [[0, 1, 0], [1, 2]], [1, 0], 3, 0.5, 4.0
 response = Logistic(3.0)
@@ -308,23 +316,26 @@ print(f"{len(partitions)} partitions, exact posterior in {time.perf_counter() - 
       f"the most probable: {partitions[int(np.argmax(exact))]} ({exact.max():.3f})")
 
 
-def cycle(key, state, mutant=hdp.MUTANT_NONE):
+model_tiny = SHDPModel("shdp-logistic", 1, response, ("binary",), beta=BETA, nu2=NU2,
+                       learn_alpha=False, learn_gamma=False, capacity=NUM_TOKENS)
+blocks = model_tiny.sampler("exact", VOCAB).blocks
+
+
+def cycle(key, state):
     """One sHDP cycle on the tiny corpus: eta, topics, global (alpha, gamma fixed), augmentation."""
-    k_eta, k_z, k_glob, k_aug = jax.random.split(key, 4)
-    state = hdp.eta_block(k_eta, state, tiny, response, nu2=NU2)
-    state = hdp.topics_block(k_z, state, tiny, response, beta=BETA, nu2=NU2, _mutant=mutant)
-    state = hdp.global_block(k_glob, state, tiny, learn_alpha=False, learn_gamma=False)
-    return hdp.augmentation_block(k_aug, state, tiny, response)
+    for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
+        state = block(block_key, state, tiny)
+    return state
 
 
-def partition_frequencies(mutant, seed=0, burn_in=100):
+def partition_frequencies(seed=0, burn_in=100):
     """Frequencies of the 52 partitions over ENUM_CHAINS chains x ENUM_SWEEPS cycles."""
     def chain(key):
         init_key, run_key = jax.random.split(key)
         state = hdp.init_state(init_key, tiny, VOCAB, NUM_TOKENS, response)
 
         def step(state, key):
-            state = cycle(key, state, mutant)
+            state = cycle(key, state)
             return state, state.z
 
         _, z = jax.lax.scan(step, state, jax.random.split(run_key, burn_in + ENUM_SWEEPS))
@@ -342,10 +353,15 @@ def partition_frequencies(mutant, seed=0, burn_in=100):
 num_topics = np.array([len(set(p)) for p in partitions])
 print(f"exact posterior mean number of topics: {exact @ num_topics:.3f}")
 runs = {}
-for name, mutant in (("sHDP sampler", hdp.MUTANT_NONE),
-                     ("planted bug: new topic weight alpha", hdp.MUTANT_NEW_TOPIC_ALPHA)):
+for name, sweep in (("sHDP sampler", hdp.sweep._hdp_sweep),
+                    ("planted bug: new topic weight alpha",
+                     shdp_mutants.sweep_mutant("new-topic-alpha"))):
     tic = time.perf_counter()
-    runs[name] = partition_frequencies(mutant)
+    package_sweep, hdp.sweep._hdp_sweep = hdp.sweep._hdp_sweep, sweep
+    try:
+        runs[name] = partition_frequencies()
+    finally:
+        hdp.sweep._hdp_sweep = package_sweep
     tv = exact_hdp.total_variation(exact, runs[name])
     print(f"{name:<38} TV(exact, chain) = {tv:.4f}, mean number of topics "
           f"{runs[name] @ num_topics:.3f}   ({ENUM_CHAINS} x {ENUM_SWEEPS} cycles, "
