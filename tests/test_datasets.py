@@ -1,5 +1,6 @@
 """Tests of topiczoo.datasets on the embedded BBC corpus and the shared corpora (../shared/data)."""
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -143,6 +144,48 @@ def test_poliblog():
     np.testing.assert_array_equal(again.test.words, ds.test.words)
     other = load_dataset("poliblog", seed=1)
     assert not np.array_equal(other.test.doc_lengths, ds.test.doc_lengths)
+
+
+# ------------------------------------------------------------------ fingerprints of the shared corpora
+
+
+def fingerprint(ds: DataSet) -> str:
+    """sha256 (16 hex digits) of both corpora's vocabulary, words, offsets and labels and of
+    the split's document indices: any change of reading or preprocessing changes it."""
+    h = hashlib.sha256()
+    for part in (ds.train, ds.test):
+        h.update("\n".join(part.vocabulary).encode())
+        for a in (part.words, part.doc_offsets, part.labels):
+            a = np.ascontiguousarray(a)
+            h.update(str(a.dtype).encode())
+            h.update(a.tobytes())
+    for a in (ds.train_index, ds.test_index):
+        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    return h.hexdigest()[:16]
+
+
+# measured on the shared files before the data sets could be fetched: reading them from
+# a fetched copy must give the same corpora, bit for bit
+FINGERPRINTS = {
+    ("20news-binary", None): "e9ce2e5feffe02db",
+    ("20news", None): "28622b07ccbda00b",
+    ("poliblog", None): "a4d872aeccc32ede",
+    ("movie-scale", None): "8e77a92be6248f6e",
+    ("movie-scale", "shdp"): "fef9f9b25066fa80",
+}
+FINGERPRINT_FILES = {
+    "20news-binary": ("20news/binary/train.txt", "20news/binary/test.txt", "20news/vocab.txt", "20news/labels.txt"),
+    "20news": ("20news/train.txt", "20news/test.txt", "20news/vocab.txt", "20news/labels.txt"),
+    "poliblog": ("poliblog/docs.txt", "poliblog/vocab.txt"),
+    "movie-scale": tuple(f"movie_scale/{c}/{k}.{c}" for c in MOVIE_SCALE_CRITICS for k in ("subj", "rating")),
+}
+
+
+@pytest.mark.parametrize("name, preprocessing", list(FINGERPRINTS), ids=[f"{n}-{p or 'default'}" for n, p in FINGERPRINTS])
+def test_shared_corpora_fingerprints(name, preprocessing):
+    shared_files(*FINGERPRINT_FILES[name])
+    ds = load_dataset(name, preprocessing=preprocessing, seed=0)
+    assert fingerprint(ds) == FINGERPRINTS[name, preprocessing]
 
 
 # ------------------------------------------------------------------ locating data and errors
