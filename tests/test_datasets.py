@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from topiczoo import datasets, fetch
 from topiczoo.corpus import ASCII_TOKENIZER, DataLossWarning, english_stop_words
 from topiczoo.datasets import (
     DATASETS,
@@ -192,15 +193,16 @@ def test_shared_corpora_fingerprints(name, preprocessing):
 
 
 def test_missing_data_dir_names_the_path(tmp_path):
+    # download=False: the files are looked for, not fetched (tests/test_fetch.py fetches)
     missing = tmp_path / "no-such-dir"
     with pytest.raises(FileNotFoundError) as err:
-        load_dataset("20news-binary", data_dir=missing)
+        load_dataset("20news-binary", data_dir=missing, download=False)
     msg = str(err.value)
     assert str(missing / "20news" / "binary" / "train.txt") in msg
     assert "--data-dir" in msg and "TOPICZOO_DATA" in msg
     assert f"the data folder {missing} does not exist" in msg
     with pytest.raises(FileNotFoundError, match="poliblog"):
-        load_dataset("poliblog", data_dir=missing)
+        load_dataset("poliblog", data_dir=missing, download=False)
 
 
 def test_data_dir_is_not_ignored_for_the_embedded_sets(tmp_path):
@@ -224,13 +226,16 @@ def test_find_data_dir_precedence(tmp_path, monkeypatch):
     assert find_data_dir(tmp_path) == tmp_path
     monkeypatch.delenv("TOPICZOO_DATA")
     default = find_data_dir()
-    assert default.parts[-2:] == ("shared", "data")
+    shared = [c for c in datasets._shared_candidates() if c.is_dir()]
+    assert default == (shared[0] if shared else fetch.default_cache_dir())
+    if shared:
+        assert default.parts[-2:] == ("shared", "data")
 
 
 def test_data_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("TOPICZOO_DATA", str(tmp_path))
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "poliblog" / "docs.txt")):
-        load_dataset("poliblog")
+        load_dataset("poliblog", download=False)
 
 
 def test_unknown_name():
@@ -424,7 +429,7 @@ def test_movie_scale_reader_on_a_small_copy(tmp_path):
 
 def test_movie_scale_errors_name_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="subj.Dennis"):
-        load_dataset("movie-scale", data_dir=tmp_path / "missing")
+        load_dataset("movie-scale", data_dir=tmp_path / "missing", download=False)
     bad = tmp_path / "mismatch"
     _fake_movie_scale(bad)
     path = bad / "movie_scale" / "Scott+Renshaw" / "rating.Scott+Renshaw"
