@@ -175,6 +175,11 @@ def samples(tmp_path_factory):
 def env(samples, tmp_path, monkeypatch):
     """No ../shared, no TOPICZOO_DATA, the cache in tmp_path, the samples' checksums, and a
     server of the sample archives. Returns (server, cache folder)."""
+    return serve_samples(samples, tmp_path, monkeypatch)
+
+
+def serve_samples(samples: Samples, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """What the ``env`` fixture sets up (also used by ``tests/fresh_clone.py``)."""
     monkeypatch.delenv("TOPICZOO_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setattr(datasets, "_shared_candidates", lambda: [tmp_path / "no-shared" / "data"])
