@@ -82,7 +82,7 @@ def main(argv=None) -> None:
                capture_output=True).stdout.strip()
     # the dependencies from the running environment, the package from the clone
     Path(site, "deps_from_parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", clone])
+    run([py, "-m", "pip", "install", "-q", "--no-deps", clone])
     env = {k: v for k, v in os.environ.items() if k not in ("TOPICZOO_DATA", "TOPICZOO_FIGURES", "PYTHONPATH")}
     env.update(XDG_CACHE_HOME=str(tmp / "xdg"), TMPDIR=str(tmp), MPLBACKEND="Agg")
     where = run([py, "-c", "import topiczoo; print(topiczoo.__file__)"], cwd=work, env=env,
