@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 LOAD_EVERY_NAME = r"""
 import sys
 from pathlib import Path
-sys.path.insert(0, "tests")  # the sample archives of tests/test_fetch.py
+sys.path.insert(0, sys.argv[3])  # the clone's tests/: the sample archives of test_fetch.py
 import pytest
 import test_fetch as t
 from topiczoo import datasets, fetch
@@ -58,7 +58,7 @@ for p in sorted(cache.rglob("*")):
 
 
 def run(cmd, **kw):
-    print("$", " ".join(str(c) for c in cmd), flush=True)
+    print("$", " ".join("<script>" if "\n" in str(c) else str(c) for c in cmd), flush=True)
     done = subprocess.run([str(c) for c in cmd], text=True, **kw)
     if done.returncode:
         sys.exit(f"failed ({done.returncode}): {cmd}")
@@ -89,7 +89,7 @@ def main(argv=None) -> None:
                 capture_output=True).stdout.strip()
     print("topiczoo imported from", where)
     print("\n== 1. load_dataset on every name, the download replaced")
-    run([py, "-c", LOAD_EVERY_NAME, tmp / "samples", tmp / "case"], cwd=clone, env=env)
+    run([py, "-c", LOAD_EVERY_NAME, tmp / "samples", tmp / "case", clone / "tests"], cwd=work, env=env)
     print("\n== 2. tutorial 1 at small size")
     out = run([py, clone / "tutorials" / "01_first_fit.py"], cwd=work,
               env=dict(env, TOPICZOO_TUTORIAL_SIZE="small"), capture_output=True)
