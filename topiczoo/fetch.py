@@ -244,7 +244,7 @@ def _sha256(path: Path) -> str:
 
 
 def _by_hand(name: str, root: Path, archives: list[Archive]) -> str:
-    where = "; ".join(f"{a.urls[0]} saved as {root / 'downloads' / a.filename}" for a in archives)
+    where = "; ".join(f"{a.urls[0]} and save it as {root / 'downloads' / a.filename}" for a in archives)
     files = ", ".join(REQUIRED_FILES[name])
     return (
         f"To place the files by hand: download {where} (it is checked and converted on the next "
