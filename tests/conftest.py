@@ -24,3 +24,18 @@ def _release_compiled_code():
     yield
     jax.clear_caches()
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _no_downloads(monkeypatch):
+    """Tests never download a data set: a test that would (a data set missing from the folder
+    it names) gets the error of a machine without network at once. tests/test_fetch.py
+    replaces the download with a server of small sample archives."""
+    import urllib.error
+
+    from topiczoo import fetch
+
+    def offline(url, timeout):
+        raise urllib.error.URLError("the tests do not use the network")
+
+    monkeypatch.setattr(fetch, "_open_url", offline)

@@ -1,10 +1,12 @@
 """Tests of topiczoo.datasets on the embedded BBC corpus and the shared corpora (../shared/data)."""
 
+import hashlib
 import warnings
 
 import numpy as np
 import pytest
 
+from topiczoo import datasets, fetch
 from topiczoo.corpus import ASCII_TOKENIZER, DataLossWarning, english_stop_words
 from topiczoo.datasets import (
     DATASETS,
@@ -145,19 +147,62 @@ def test_poliblog():
     assert not np.array_equal(other.test.doc_lengths, ds.test.doc_lengths)
 
 
+# ------------------------------------------------------------------ fingerprints of the shared corpora
+
+
+def fingerprint(ds: DataSet) -> str:
+    """sha256 (16 hex digits) of both corpora's vocabulary, words, offsets and labels and of
+    the split's document indices: any change of reading or preprocessing changes it."""
+    h = hashlib.sha256()
+    for part in (ds.train, ds.test):
+        h.update("\n".join(part.vocabulary).encode())
+        for a in (part.words, part.doc_offsets, part.labels):
+            a = np.ascontiguousarray(a)
+            h.update(str(a.dtype).encode())
+            h.update(a.tobytes())
+    for a in (ds.train_index, ds.test_index):
+        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    return h.hexdigest()[:16]
+
+
+# measured on the shared files before the data sets could be fetched: reading them from
+# a fetched copy must give the same corpora, bit for bit
+FINGERPRINTS = {
+    ("20news-binary", None): "e9ce2e5feffe02db",
+    ("20news", None): "28622b07ccbda00b",
+    ("poliblog", None): "a4d872aeccc32ede",
+    ("movie-scale", None): "8e77a92be6248f6e",
+    ("movie-scale", "shdp"): "fef9f9b25066fa80",
+}
+FINGERPRINT_FILES = {
+    "20news-binary": ("20news/binary/train.txt", "20news/binary/test.txt", "20news/vocab.txt", "20news/labels.txt"),
+    "20news": ("20news/train.txt", "20news/test.txt", "20news/vocab.txt", "20news/labels.txt"),
+    "poliblog": ("poliblog/docs.txt", "poliblog/vocab.txt"),
+    "movie-scale": tuple(f"movie_scale/{c}/{k}.{c}" for c in MOVIE_SCALE_CRITICS for k in ("subj", "rating")),
+}
+
+
+@pytest.mark.parametrize("name, preprocessing", list(FINGERPRINTS), ids=[f"{n}-{p or 'default'}" for n, p in FINGERPRINTS])
+def test_shared_corpora_fingerprints(name, preprocessing):
+    shared_files(*FINGERPRINT_FILES[name])
+    ds = load_dataset(name, preprocessing=preprocessing, seed=0)
+    assert fingerprint(ds) == FINGERPRINTS[name, preprocessing]
+
+
 # ------------------------------------------------------------------ locating data and errors
 
 
 def test_missing_data_dir_names_the_path(tmp_path):
+    # download=False: the files are looked for, not fetched (tests/test_fetch.py fetches)
     missing = tmp_path / "no-such-dir"
     with pytest.raises(FileNotFoundError) as err:
-        load_dataset("20news-binary", data_dir=missing)
+        load_dataset("20news-binary", data_dir=missing, download=False)
     msg = str(err.value)
     assert str(missing / "20news" / "binary" / "train.txt") in msg
     assert "--data-dir" in msg and "TOPICZOO_DATA" in msg
     assert f"the data folder {missing} does not exist" in msg
     with pytest.raises(FileNotFoundError, match="poliblog"):
-        load_dataset("poliblog", data_dir=missing)
+        load_dataset("poliblog", data_dir=missing, download=False)
 
 
 def test_data_dir_is_not_ignored_for_the_embedded_sets(tmp_path):
@@ -181,13 +226,16 @@ def test_find_data_dir_precedence(tmp_path, monkeypatch):
     assert find_data_dir(tmp_path) == tmp_path
     monkeypatch.delenv("TOPICZOO_DATA")
     default = find_data_dir()
-    assert default.parts[-2:] == ("shared", "data")
+    shared = [c for c in datasets._shared_candidates() if c.is_dir()]
+    assert default == (shared[0] if shared else fetch.default_cache_dir())
+    if shared:
+        assert default.parts[-2:] == ("shared", "data")
 
 
 def test_data_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("TOPICZOO_DATA", str(tmp_path))
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "poliblog" / "docs.txt")):
-        load_dataset("poliblog")
+        load_dataset("poliblog", download=False)
 
 
 def test_unknown_name():
@@ -381,7 +429,7 @@ def test_movie_scale_reader_on_a_small_copy(tmp_path):
 
 def test_movie_scale_errors_name_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="subj.Dennis"):
-        load_dataset("movie-scale", data_dir=tmp_path / "missing")
+        load_dataset("movie-scale", data_dir=tmp_path / "missing", download=False)
     bad = tmp_path / "mismatch"
     _fake_movie_scale(bad)
     path = bad / "movie_scale" / "Scott+Renshaw" / "rating.Scott+Renshaw"

@@ -14,6 +14,10 @@ says nothing about the notebook).
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +92,33 @@ def test_notebook_runs_at_small_size(source):
     print(f"{source.stem} at small size: {wall:.0f} s wall, {cpu:.0f} s kernel CPU")
     assert cpu < SMALL_SECONDS, (f"{source.stem} took {cpu:.0f} s of kernel CPU time "
                                  f"({wall:.0f} s wall) at small size")
+
+
+def _checkout_state(repo: Path):
+    """``git status`` of tutorials/ and the modification time of every file in it."""
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "tutorials"],
+                            cwd=repo, capture_output=True, text=True, check=True).stdout
+    files = {str(p.relative_to(repo)): p.stat().st_mtime_ns
+             for p in TUTORIALS.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    return status, files
+
+
+@pytest.mark.slow
+def test_first_fit_leaves_the_checkout_as_it_was(tmp_path):
+    # its pictures go to a temporary folder unless TOPICZOO_FIGURES names one: running the
+    # tutorial as documented must not rewrite the committed tutorials/figures/*.png
+    repo = TUTORIALS.parent
+    if shutil.which("git") is None or not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    before = _checkout_state(repo)
+    env = {k: v for k, v in os.environ.items() if k != "TOPICZOO_FIGURES"}
+    env.update(TOPICZOO_TUTORIAL_SIZE="small", TMPDIR=str(tmp_path), MPLBACKEND="Agg")
+    run = subprocess.run([sys.executable, str(TUTORIALS / "01_first_fit.py")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    after = _checkout_state(repo)
+    assert after[0] == before[0], f"git status of tutorials/ changed:\n{after[0]}"
+    assert after == before
+    figures = tmp_path / "topiczoo-figures"
+    assert sorted(p.name for p in figures.iterdir()) == ["01_grb.png", "01_topics.png", "01_trace.png"]
+    assert run.stdout.rstrip().endswith(f"pictures written to {figures}")

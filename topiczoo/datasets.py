@@ -15,10 +15,13 @@ name               task        source
                                reviews by four critics, rating in [0, 1]
 =================  ==========  =========================================================
 
-``<data>`` is found by :func:`find_data_dir` (``../shared/data`` next to the repository by
-default). In every data set the training corpus is re-encoded to the words that occur in it
-(after the data set's vocabulary filters, computed on the training documents only), the test
-corpus keeps only those words (the number of test tokens lost is
+``<data>`` is ``data_dir``, else ``$TOPICZOO_DATA``, else ``../shared/data`` next to the
+repository when it holds the data set, else the user's cache folder
+(``~/.cache/topiczoo/data``); a data set missing there is downloaded from its public source
+on first use, checked and converted (:mod:`topiczoo.fetch` names the sources, the checksums
+and the form of the files). In every data set the training corpus is re-encoded to the
+words that occur in it (after the data set's vocabulary filters, computed on the training
+documents only), the test corpus keeps only those words (the number of test tokens lost is
 ``DataSet.test_tokens_dropped``), training documents left empty are dropped
 (``DataSet.train_docs_dropped``) and empty test documents are kept.
 
@@ -76,17 +79,19 @@ from pathlib import Path
 
 import numpy as np
 
+from . import fetch
 from .corpus import Corpus
 from .errors import InputError, InputTypeError
 from .readers import read_lines, read_vocabulary
 from .splits import kfold_indices, split_indices
 from .text import ASCII_TOKENIZER, english_stop_words
 
-__all__ = ["DataSet", "DATASETS", "find_data_dir", "load_dataset", "load_folds"]
+__all__ = ["DataSet", "DATASETS", "data_root", "find_data_dir", "load_dataset", "load_folds"]
 
 DATASETS = ("bbc", "bbc-5", "20news-binary", "20news", "poliblog", "movie-scale")
 
 #: environment variable naming the folder that holds ``20news/``, ``poliblog/``, ``movie_scale/``
+#: (and into which they are downloaded when missing)
 DATA_ENV_VAR = "TOPICZOO_DATA"
 
 # BBC preprocessing (applied to the training texts only)
@@ -172,13 +177,22 @@ def _repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
+def _shared_candidates() -> list[Path]:
+    """``../shared/data`` beside the repository root and beside the working directory."""
+    return [
+        (_repo_root().parent / "shared" / "data").resolve(),
+        (Path.cwd().parent / "shared" / "data").resolve(),
+    ]
+
+
 def find_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
-    """The folder holding the shared corpora (``20news/``, ``poliblog/``, ...).
+    """The folder holding the corpora (``20news/``, ``poliblog/``, ``movie_scale/``).
 
     In order: ``data_dir`` if given; else the environment variable ``TOPICZOO_DATA`` if set;
     else ``<repository root>/../shared/data`` if it exists (the repository root being the
     parent of the folder of this file); else ``<cwd>/../shared/data`` if it exists; else the
-    repository-relative path (which does not exist: loaders then report the missing file).
+    user's cache folder (:func:`topiczoo.fetch.default_cache_dir`, ``~/.cache/topiczoo/data``
+    by default), where :func:`load_dataset` downloads the data sets on first use.
     Nothing is checked for an explicit ``data_dir`` or ``TOPICZOO_DATA``.
     """
     if data_dir is not None:
@@ -186,14 +200,35 @@ def find_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     env = os.environ.get(DATA_ENV_VAR)
     if env:
         return Path(env).expanduser()
-    candidates = [
-        (_repo_root().parent / "shared" / "data").resolve(),
-        (Path.cwd().parent / "shared" / "data").resolve(),
-    ]
-    for c in candidates:
+    for c in _shared_candidates():
         if c.is_dir():
             return c
-    return candidates[0]
+    return fetch.default_cache_dir()
+
+
+def data_root(name: str, data_dir: str | os.PathLike | None = None, *, download: bool = True) -> Path:
+    """The data folder that holds data set ``name`` (one of :data:`topiczoo.fetch.REQUIRED_FILES`),
+    fetched into it first if need be.
+
+    An explicit folder (``data_dir``, else ``TOPICZOO_DATA``) is the only place looked at: the
+    data set is downloaded into it when its files are missing there. Otherwise the first
+    ``../shared/data`` (see :func:`find_data_dir`) that holds the data set's files is used, else
+    the user's cache folder, downloaded into when the files are missing there. With
+    ``download=False`` nothing is downloaded and the folder is returned as it is (the loader
+    then names the missing file).
+    """
+    if data_dir is None and os.environ.get(DATA_ENV_VAR):
+        data_dir = os.environ[DATA_ENV_VAR]
+    if data_dir is not None:
+        root = Path(data_dir).expanduser()
+    else:
+        root = next((c for c in _shared_candidates() if not fetch.missing_files(name, c)), None)
+        if root is not None:
+            return root
+        root = fetch.default_cache_dir()
+    if download and fetch.missing_files(name, root):
+        fetch.ensure(name, root)
+    return root
 
 
 def _require(path: Path, name: str, root: Path) -> Path:
@@ -204,7 +239,10 @@ def _require(path: Path, name: str, root: Path) -> Path:
             f"data set {name!r} needs the file {path}, which does not exist{missing_root}. Point "
             f"topiczoo at the folder holding 20news/, poliblog/ and movie_scale/ with the "
             f"--data-dir option (data_dir= in Python) or the {DATA_ENV_VAR} environment variable; "
-            f"by default it is looked for at ../shared/data relative to the repository root."
+            f"by default it is looked for at ../shared/data relative to the repository root, then "
+            f"in the cache folder {fetch.default_cache_dir()}. load_dataset(..., download=True) "
+            f"(the default; the command line always) downloads a missing data set into the "
+            f"folder chosen from its public source."
         )
     return path
 
@@ -248,6 +286,7 @@ def load_dataset(
     preprocessing: str | None = None,
     fold: int | None = None,
     num_folds: int = 5,
+    download: bool = True,
 ) -> DataSet:
     """Load one of :data:`DATASETS` as a :class:`DataSet`.
 
@@ -263,12 +302,22 @@ def load_dataset(
     must then be None. :func:`load_folds` returns all folds at once.
 
     ``preprocessing`` selects a variant listed in :data:`PREPROCESSINGS` (``movie-scale``:
-    ``"default"`` or ``"shdp"``; None means ``"default"``). ``data_dir`` overrides
-    :func:`find_data_dir`; the embedded BBC sets read no folder, so for them a ``data_dir``
-    that does not exist raises ``FileNotFoundError`` and one that exists gives a
-    ``UserWarning`` that it is not used. Raises :class:`~topiczoo.errors.InputError` (a
-    ``ValueError``) for an unknown name, preprocessing or fold and ``FileNotFoundError``
-    naming the missing file when the data are not found.
+    ``"default"`` or ``"shdp"``; None means ``"default"``).
+
+    Where the files come from (:func:`data_root`): ``data_dir``, else ``$TOPICZOO_DATA``,
+    else ``../shared/data`` if it holds the data set, else the user's cache folder
+    (``~/.cache/topiczoo/data``). When the files are missing from the folder chosen and
+    ``download`` is true (the default), the data set is downloaded from its public source
+    into that folder, checked against known sha256 checksums and converted
+    (:mod:`topiczoo.fetch`); later loads read the files and download nothing. The embedded
+    BBC sets read no folder, so for them a ``data_dir`` that does not exist raises
+    ``FileNotFoundError`` and one that exists gives a ``UserWarning`` that it is not used.
+
+    Raises :class:`~topiczoo.errors.InputError` (a ``ValueError``) for an unknown name,
+    preprocessing or fold; ``FileNotFoundError`` naming the missing file when the data are
+    not found and ``download`` is false; :class:`topiczoo.fetch.DataUnavailableError` (a
+    ``FileNotFoundError``) naming the URL, the folder and how to place the files by hand
+    when a download fails or a checksum does not match.
     """
     check_name(name)
     _check_seed(seed)
@@ -277,7 +326,7 @@ def load_dataset(
             raise InputError("give either fold (cross-validation) or test_fraction (one split), not both")
         num_folds, fold = _check_folds(num_folds, fold)
     prep = _check_preprocessing(name, preprocessing)
-    pool = _load_pool(name, data_dir, prep)
+    pool = _load_pool(name, data_dir, prep, download)
     if fold is not None:
         train_idx, test_idx = _folds(pool, num_folds, seed)[fold]
         return _build(pool, train_idx, test_idx, fold=fold, num_folds=num_folds)
@@ -303,6 +352,7 @@ def load_folds(
     seed: int = 0,
     data_dir: str | os.PathLike | None = None,
     preprocessing: str | None = None,
+    download: bool = True,
 ) -> list[DataSet]:
     """All ``num_folds`` cross-validation folds of a data set (a list of :class:`DataSet`).
 
@@ -310,13 +360,14 @@ def load_folds(
     ``load_dataset(name, fold=k, num_folds=num_folds, seed=seed, ...)``, but the data are read
     and tokenised once. The folds' test parts partition the documents (for ``20news`` and
     ``20news-binary``: the published training set); each fold's vocabulary comes from its
-    training part. Folds are stratified by class for class labels.
+    training part. Folds are stratified by class for class labels. ``data_dir`` and
+    ``download`` as in :func:`load_dataset`.
     """
     check_name(name)
     _check_seed(seed)
     num_folds, _ = _check_folds(num_folds, 0)
     prep = _check_preprocessing(name, preprocessing)
-    pool = _load_pool(name, data_dir, prep)
+    pool = _load_pool(name, data_dir, prep, download)
     return [
         _build(pool, train_idx, test_idx, fold=k, num_folds=num_folds)
         for k, (train_idx, test_idx) in enumerate(_folds(pool, num_folds, seed))
@@ -384,12 +435,14 @@ class _Pool:
     label_transform: str | None = None
 
 
-def _load_pool(name: str, data_dir, preprocessing: str) -> _Pool:
+def _load_pool(name: str, data_dir, preprocessing: str, download: bool = True) -> _Pool:
     data_dir = _check_data_dir(data_dir)
     if name in ("bbc", "bbc-5"):
         _unused_data_dir(name, data_dir)
         return _bbc_pool(name)
-    root = find_data_dir(data_dir)
+    if not isinstance(download, (bool, np.bool_)):
+        raise InputTypeError(f"download must be True or False, got {download!r}")
+    root = data_root(name, data_dir, download=bool(download))
     if name == "20news-binary":
         return _20news_pool(name, root / "20news" / "binary", root / "20news", binary=True)
     if name == "20news":

@@ -30,9 +30,11 @@
 # prediction strategies, look at the margins the models produce, vary $c$, and finish with
 # the committed averaging study.
 #
-# Data: `20news-binary` needs `../shared/data` (or `$TOPICZOO_DATA`). At full size it is
-# required; at small size (`TOPICZOO_TUTORIAL_SIZE=small`, what CI runs) the notebook falls
-# back to the embedded BBC corpus (business vs politics) when it is absent, and says so.
+# Data: `20news-binary`, read from `$TOPICZOO_DATA` or `../shared/data`, else downloaded on
+# first use into the user cache from its public sources (the CRAN `lda` package and the SMART
+# stop list; see the README). At full size it is required; at small size
+# (`TOPICZOO_TUTORIAL_SIZE=small`, what CI runs) the notebook falls back to the embedded BBC
+# corpus (business vs politics) when it can be neither found nor downloaded, and says so.
 
 # %%
 import json

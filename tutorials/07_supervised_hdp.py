@@ -33,10 +33,11 @@
 #    accuracy against gSLDA with $K = 20$ on the same split;
 # 4. quotes the committed sHDP studies, including where the sHDP falls short.
 #
-# Data: `20news-binary` needs `../shared/data` (or `$TOPICZOO_DATA`): required at full size;
-# at small size (`TOPICZOO_TUTORIAL_SIZE=small`, what CI runs) the notebook falls back to the
-# embedded BBC corpus when it is absent, and says so. Small size runs everything much
-# shorter: read the full-size outputs.
+# Data: `20news-binary`, read from `$TOPICZOO_DATA` or `../shared/data`, else downloaded on
+# first use into the user cache from its public sources (see the README): required at full
+# size; at small size (`TOPICZOO_TUTORIAL_SIZE=small`, what CI runs) the notebook falls back
+# to the embedded BBC corpus when it can be neither found nor downloaded, and says so. Small
+# size runs everything much shorter: read the full-size outputs.
 
 # %%
 import importlib.util
