@@ -552,6 +552,18 @@ def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
     assert tree.attrs["num_chains"] == 1
 
 
+def test_report_table_is_condensed_as_the_printed_one(tmp_path, report_fit):
+    result, scores, labels = report_fit
+    draws = {**result.draws, "train_accuracy": np.ones((4, 60), np.float32)}
+    constant = fake_result(draws, result.draw_iterations, 30, snapshots=(40, 50, 60))
+    _run_dir(tmp_path, (constant, scores, labels))
+    report = write_report(tmp_path)
+    text = report.path.read_text()
+    assert "`train_accuracy`" not in text and "`eta_norm`" in text
+    assert "left out, constant in every chain and draw: train_accuracy = 1" in text
+    assert "train_accuracy = 1" in report.table and "train_accuracy  " not in report.table
+
+
 def test_write_report_needs_posterior_nc(tmp_path):
     with pytest.raises(FileNotFoundError, match="posterior.nc"):
         write_report(tmp_path)
