@@ -337,7 +337,9 @@ def condensed_rows(table: pd.DataFrame, *, compact: bool = True) -> tuple:
         if all(_too_few_draws(row) for _, row in part.iterrows()):
             hidden += 1
         elif all(_constant(row) for _, row in part.iterrows()):
-            constant.append(_constant_note(name, part))
+            constant.append(_constant_note(name, part) + (
+                " (the noise variance s2, fixed)" if name == "augmentation_mean"
+                and table.attrs.get("response") == "gaussian" else ""))
         elif len(labels) > 1:
             rows.append(_folded_row(name, part, columns))
             notes.append(f"{rows[-1][0]}: {len(labels)} tasks on one line: range of the "

@@ -868,6 +868,9 @@ def test_format_table_leaves_out_a_constant_monitor_with_a_note():
     assert not _line(text, "augmentation_mean") and not _line(text, "train_accuracy")
     assert ("left out, constant in every chain and draw: train_accuracy = 1, "
             "augmentation_mean[0] = 0.25") in text
+    gaussian = format_table(_monitor_table(num_tasks=1, augmentation_mean=fixed,
+                                           response="gaussian"))
+    assert "augmentation_mean[0] = 0.25 (the noise variance s2, fixed)" in gaussian
     per_task = format_table(_monitor_table(num_tasks=3, augmentation_mean=np.ones((4, 60, 3))))
     assert "augmentation_mean[0..2] = 1" in per_task and not _line(per_task, "augmentation_mean")
 
