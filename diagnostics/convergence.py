@@ -8,6 +8,9 @@
   Figure 3 of the sHDP paper.
 * :func:`rhat`: the R-hat of an array of draws, with one rule for constant and degenerate
   traces; the two above and ``fit(..., until_rhat=...)`` all compute R-hat with it.
+* :func:`format_table` / :func:`format_table_markdown`: the summary for reading, condensed
+  (:func:`condensed_rows`: per-task monitors on one line, constant monitors and monitors of
+  too few draws named in a note instead of a row); :func:`summary_table` keeps every row.
 
 ``eta`` is left out by default: topic labels switch between chains, so its per-topic entries
 are not comparable across chains and its R-hat says nothing about convergence.
@@ -25,13 +28,17 @@ import xarray as xr
 
 from topiczoo.diagnostics.arviz_io import LABEL_INVARIANT, as_datatree
 
-__all__ = ["COLUMNS", "DiagnosticUnavailable", "default_var_names", "format_table",
-           "gelman_rubin_brooks", "rhat", "rhat_meaning", "summary_table", "whole_run"]
+__all__ = ["COLUMNS", "DiagnosticUnavailable", "condensed_rows", "default_var_names",
+           "format_table", "format_table_markdown", "gelman_rubin_brooks", "rhat",
+           "rhat_meaning", "summary_table", "whole_run"]
 
 #: Columns of :func:`summary_table`, in order.
 COLUMNS = ("mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "r_hat_classic")
 
 _SAMPLE_DIMS = ("chain", "draw")
+
+#: Fewest draws per chain, and chains, with which :func:`rhat` is defined.
+MIN_DRAWS, MIN_CHAINS = 4, 2
 
 
 class DiagnosticUnavailable(ValueError):
@@ -84,7 +91,7 @@ def rhat(values, method: str = "rank") -> np.ndarray:
     if x.ndim < 2:
         raise ValueError(f"values must be [chains, draws, ...], got shape {x.shape}")
     num_chains, num_draws = x.shape[:2]
-    if num_chains < 2 or num_draws < 4:
+    if num_chains < MIN_CHAINS or num_draws < MIN_DRAWS:
         return np.full(x.shape[2:], np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):  # the degenerate cases, set below
         r_hat = np.asarray(azs.rhat(np.moveaxis(x, (0, 1), (-2, -1)), method=method,
@@ -154,11 +161,16 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
     (train accuracy 1), inf where the chains are stuck at different constant values. A
     constant trace also has ESS equal to its number of draws (arviz-stats' convention: there
     is no autocorrelation to measure) and sd 0. A NaN draw makes every column of its monitor
-    NaN; a single draw makes its sd, MCSE and ESS NaN (they need 2).
+    NaN; a single draw makes its sd, MCSE and ESS NaN (they need 2). Every monitor element
+    has its row (``augmentation_mean[0]``, ``augmentation_mean[1]``, ...): what
+    ``summary.json`` records; :func:`format_table` condenses them for reading. The
+    DataFrame's ``attrs`` hold ``num_chains``, ``num_draws`` (per chain) and the tree's
+    ``response`` (None if it has none), which :func:`format_table` uses.
     Raises :class:`DiagnosticUnavailable` if the group or every monitor is missing, KeyError
     for a requested variable that is not there.
     """
-    ds = _select(as_datatree(tree), var_names, group)
+    tree = as_datatree(tree)
+    ds = _select(tree, var_names, group)
     # a single draw or a constant trace: NaN or a documented value, without numpy's warnings
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Degrees of freedom <= 0", RuntimeWarning)
@@ -169,7 +181,11 @@ def summary_table(tree: xr.DataTree, var_names=None, group: str = "posterior") -
         for label in per_column["mean"]:
             labels.append(label)
             rows.append([float(per_column[col][label]) for col in COLUMNS])
-    return pd.DataFrame(rows, index=pd.Index(labels, name="monitor"), columns=list(COLUMNS))
+    out = pd.DataFrame(rows, index=pd.Index(labels, name="monitor"), columns=list(COLUMNS))
+    out.attrs.update(num_chains=int(ds.sizes["chain"]), num_draws=int(ds.sizes["draw"]),
+                     response=tree.attrs.get("response") if isinstance(tree, xr.DataTree)
+                     else None)
+    return out
 
 
 def _statistics(ds: xr.Dataset) -> dict:
@@ -215,22 +231,172 @@ def _fmt(column: str, value: float) -> str:
     return f"{value:.4g}"
 
 
-def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
-    """Plain-text table of :func:`summary_table` for terminals.
+def _groups(table: pd.DataFrame) -> dict:
+    """``{monitor: [row label, ...]}`` in the table's order: a monitor with one element per
+    task (``augmentation_mean[0]``, ``augmentation_mean[1]``, ...) is one group; any other
+    row (a scalar monitor, or an element of several indices such as ``eta[0,1]``) its own."""
+    groups = {}
+    for label in table.index:
+        label = str(label)
+        name, bracket, rest = label.partition("[")
+        key = name if bracket and rest[:-1].isdigit() and rest.endswith("]") else label
+        groups.setdefault(key, []).append(label)
+    return groups
+
+
+def _value(row, column: str) -> float:
+    return float(row[column]) if column in row.index else math.nan
+
+
+def _too_few_draws(row) -> bool:
+    """R-hat and ESS undefined with a finite mean: fewer than 4 draws per chain."""
+    return (math.isfinite(_value(row, "mean")) and math.isnan(_value(row, "r_hat"))
+            and math.isnan(_value(row, "ess_bulk")))
+
+
+def _constant(row) -> bool:
+    """Constant over every chain and draw: sd 0 and R-hat 1 (:func:`rhat`'s rule)."""
+    return _value(row, "sd") == 0.0 and _value(row, "r_hat") == 1.0
+
+
+def _folded_row(name: str, rows: pd.DataFrame, columns: list) -> tuple:
+    """One line for a monitor's per-task rows: (label, cells); the mean column gives the range
+    of the tasks' means, ESS the smallest, every other column the largest (the worst R-hat).
+    NaN in any task shows (min and max propagate it)."""
+    indices = [int(str(label).partition("[")[2][:-1]) for label in rows.index]
+    label = f"{name}[{min(indices)}..{max(indices)}]"
+    cells = []
+    for column in columns:
+        values = rows[column].to_numpy(float)
+        if column == "mean":
+            cells.append(f"{_fmt(column, values.min())}..{_fmt(column, values.max())}")
+        else:
+            cells.append(_fmt(column, values.min() if column.startswith("ess")
+                              else values.max()))
+    worst = float(rows["r_hat"].to_numpy(float).max()) if "r_hat" in rows else math.nan
+    return label, cells, worst
+
+
+def _constant_note(name: str, rows: pd.DataFrame) -> str:
+    means = rows["mean"].to_numpy(float)
+    if len(rows) == 1:
+        return f"{rows.index[0]} = {_fmt('mean', means[0])}"
+    label, _, _ = _folded_row(name, rows, [])
+    same = means.min() == means.max()
+    return f"{label} = {_fmt('mean', means[0])}" if same else f"{label} (each task its own)"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _hidden_note(num_hidden: int, attrs: dict) -> str:
+    kept = ""
+    if "num_draws" in attrs:
+        kept = f", this run kept {attrs['num_draws']} after burn-in"
+    return (f"{_plural(num_hidden, 'monitor')} not shown: R-hat and ESS need at least "
+            f"{MIN_DRAWS} draws per chain{kept} (run more iterations)")
+
+
+def _loss_note(table: pd.DataFrame) -> list:
+    """The legend line of a train_loss that can be negative: the Gaussian response's."""
+    if "train_loss" not in table.index:
+        return []
+    negative = "mean" in table.columns and table.loc["train_loss", "mean"] < 0
+    if table.attrs.get("response") != "gaussian" and not negative:
+        return []
+    return ["train_loss: mean over documents of -log p(y_d | omega_d), nats; for the "
+            "Gaussian response that is minus a log density, negative wherever the density "
+            "exceeds 1 (a small noise variance): not a loss bounded below by 0"]
+
+
+def condensed_rows(table: pd.DataFrame, *, compact: bool = True) -> tuple:
+    """What :func:`format_table` shows of :func:`summary_table`'s rows, and its notes.
+
+    With ``compact`` (the default): a monitor whose R-hat and ESS are undefined because the
+    run kept fewer than 4 draws per chain is not shown (one note says how many and why); a
+    monitor constant over every chain and draw (sd 0, R-hat 1, e.g. a training accuracy of 1
+    or a fixed noise variance) is left out, named in a note with its value; a monitor with
+    one row per task is folded into one line (``augmentation_mean[0..19]``: the range of the
+    tasks' means, the largest sd and MCSE, the smallest ESS, the worst R-hat); with one chain
+    the R-hat columns are dropped (R-hat compares chains); a train_loss that can be negative
+    gets a legend line. A monitor with NaN draws stays, marked. ``compact=False``: every row
+    as it is.
+
+    Returns ``(columns, rows, notes)``: the column names shown, ``rows`` a list of
+    ``(label, cells, r_hat)`` (cells: formatted strings, one per column; r_hat: the row's
+    rank R-hat, the worst over its tasks, for the mark) and ``notes`` (legend lines).
+    """
+    columns = list(table.columns)
+    if not compact:
+        return columns, [(str(label), [_fmt(c, float(row[c])) for c in columns],
+                          _value(row, "r_hat")) for label, row in table.iterrows()], []
+    rows, notes, constant, hidden = [], [], [], 0
+    for name, labels in _groups(table).items():
+        part = table.loc[labels]
+        if all(_too_few_draws(row) for _, row in part.iterrows()):
+            hidden += 1
+        elif all(_constant(row) for _, row in part.iterrows()):
+            constant.append(_constant_note(name, part) + (
+                " (the noise variance s2, fixed)" if name == "augmentation_mean"
+                and table.attrs.get("response") == "gaussian" else ""))
+        elif len(labels) > 1:
+            rows.append(_folded_row(name, part, columns))
+            notes.append(f"{rows[-1][0]}: {len(labels)} tasks on one line: range of the "
+                         "means, largest sd and mcse_mean, smallest ESS, worst R-hat "
+                         "(summary.json lists each task)")
+        else:
+            row = part.iloc[0]
+            rows.append((labels[0], [_fmt(c, float(row[c])) for c in columns],
+                         _value(row, "r_hat")))
+    one_chain = table.attrs.get("num_chains") == 1 or (
+        rows and "r_hat" in columns and all(math.isnan(r) for _, _, r in rows)
+        and math.isfinite(_value(table.iloc[0], "ess_bulk")))
+    if rows and one_chain and "r_hat" in columns:
+        keep = [i for i, c in enumerate(columns) if not c.startswith("r_hat")]
+        # no R-hat to mark by; a NaN draw (a NaN mean) keeps its mark
+        rows = [(label, [cells[i] for i in keep], math.nan if "nan" in cells[0] else 1.0)
+                for label, cells, _ in rows]
+        columns = [columns[i] for i in keep]
+        notes.append("R-hat not shown: it compares chains, and this run has one")
+    if constant:
+        notes.append("left out, constant in every chain and draw: " + ", ".join(constant))
+    if hidden:
+        notes.append(_hidden_note(hidden, table.attrs))
+    return columns, rows, notes + _loss_note(table)
+
+
+def _marks(rows: list, flag: float) -> list:
+    return ["?" if math.isnan(r) else ("*" if r >= flag else "") for _, _, r in rows]
+
+
+def _mark_legend(marks, rows, flag: float, star: str = "*") -> list:
+    out = []
+    if "*" in marks:
+        out.append(f"{star} rank R-hat >= {flag}: chains disagree, not converged by this "
+                   "monitor")
+    if "?" in marks:
+        out.append("? R-hat undefined: a single chain, fewer than 4 draws or NaN draws")
+    if any(math.isinf(r) and r > 0 for _, _, r in rows):
+        out.append(f"R-hat {rhat_meaning(math.inf)}")
+    return out
+
+
+def format_table(table: pd.DataFrame, flag: float = 1.01, *, compact: bool = True) -> str:
+    """Plain-text table of :func:`summary_table` for terminals, condensed for reading
+    (:func:`condensed_rows`; ``compact=False`` lists every row as it is).
 
     Rows whose rank R-hat is at least ``flag`` are marked with ``*`` in a last column, rows
     where it is undefined (one chain, < 4 draws, NaN draws: NaN, see :func:`rhat`) with
-    ``?``; legend lines below the table explain the marks used and an infinite R-hat.
+    ``?``; legend lines below the table explain the marks used, an infinite R-hat, and what
+    was folded, left out or not shown.
     """
-    columns = list(table.columns)
+    columns, rows, notes = condensed_rows(table, compact=compact)
+    if not rows:
+        return "\n".join(notes or ["no monitor to show"])
+    marks = _marks(rows, flag)
     header = ["monitor", *columns, ""]
-    body = []
-    marks = set()
-    for label, row in table.iterrows():
-        r_hat = float(row.get("r_hat", float("nan")))
-        mark = "?" if math.isnan(r_hat) else ("*" if r_hat >= flag else "")
-        marks.add(mark)
-        body.append([str(label), *(_fmt(c, float(row[c])) for c in columns), mark])
+    body = [[label, *cells, mark] for (label, cells, _), mark in zip(rows, marks, strict=True)]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells):
@@ -239,13 +405,23 @@ def format_table(table: pd.DataFrame, flag: float = 1.01) -> str:
         return "  ".join([first, *rest, cells[-1]]).rstrip()
 
     out = [line(header), "-" * len(line(header)), *(line(r) for r in body)]
-    if "*" in marks:
-        out.append(f"* rank R-hat >= {flag}: chains disagree, not converged by this monitor")
-    if "?" in marks:
-        out.append("? R-hat undefined: a single chain, fewer than 4 draws or NaN draws")
-    if "r_hat" in table.columns and np.isposinf(table["r_hat"].to_numpy(float)).any():
-        out.append(f"R-hat {rhat_meaning(math.inf)}")
-    return "\n".join(out)
+    return "\n".join(out + _mark_legend(marks, rows, flag) + notes)
+
+
+def format_table_markdown(table: pd.DataFrame, flag: float = 1.01, *,
+                          compact: bool = True) -> str:
+    """:func:`format_table` as a Markdown table (marks ``\\*`` and ``?`` in a ``flag``
+    column), with the same rows and legend."""
+    columns, rows, notes = condensed_rows(table, compact=compact)
+    if not rows:
+        return "\n\n".join(notes or ["No monitor to show."])
+    marks = ["\\*" if m == "*" else m for m in _marks(rows, flag)]
+    lines = ["| " + " | ".join(["monitor", *columns, "flag"]) + " |",
+             "|" + "|".join(["---"] + ["---:"] * len(columns) + [":---:"]) + "|"]
+    lines += ["| " + " | ".join([f"`{label}`", *cells, mark]) + " |"
+              for (label, cells, _), mark in zip(rows, marks, strict=True)]
+    legend = _mark_legend([m.replace("\\", "") for m in marks], rows, flag, star="\\*")
+    return "\n".join(lines) + "".join(f"\n\n{line}" for line in legend + notes)
 
 
 def whole_run(tree: xr.DataTree, var_name: str) -> xr.DataArray:

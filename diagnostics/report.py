@@ -9,7 +9,8 @@ into ``RUN_DIR``:
   ``observed_data`` when there is no summary); timing (total and per iteration from the
   ``time_per_iteration`` sample statistic when recorded); the convergence table of the
   label-invariant monitors (rank-normalised split R-hat, classic Gelman-Rubin R-hat, bulk and
-  tail ESS, MCSE of the mean: :func:`topiczoo.diagnostics.summary_table`); and the figures;
+  tail ESS, MCSE of the mean: :func:`topiczoo.diagnostics.summary_table`, condensed as
+  :func:`topiczoo.diagnostics.format_table` condenses it); and the figures;
 * the figures (PNG): ``trace_whole_run.png`` (trace of the whole run, burn-in included and
   marked), ``rank.png`` (rank ECDF differences, posterior draws), ``gelman_rubin_brooks.png``
   (shrink factor against iteration for ``eta_norm``, ``log_likelihood``, ``train_loss``),
@@ -24,6 +25,10 @@ propagates.
 
 :func:`diagnose` is the command-line entry: it writes the report and returns the text to
 print (accuracy, the plain-text convergence table, the files written).
+
+The test metrics come from ``summary.json``; without it, a single binary task's accuracy is
+recomputed from the tree (:mod:`topiczoo.diagnostics.averaging`): the report reads files and
+needs nothing from the modules that fit or predict.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ from typing import NamedTuple
 import numpy as np
 
 from topiczoo.diagnostics.arviz_io import load_datatree, topics_label
-from topiczoo.diagnostics.convergence import DiagnosticUnavailable, format_table, summary_table
+from topiczoo.diagnostics.averaging import STRATEGIES, reduce_predictions
+from topiczoo.diagnostics.convergence import (DiagnosticUnavailable, format_table,
+                                              format_table_markdown, summary_table)
 from topiczoo.diagnostics.plots import (monitors_in_draws, plot_autocorr,
                                         plot_gelman_rubin_brooks, plot_rank, plot_trace,
                                         save_figure)
@@ -90,19 +97,17 @@ def _accuracy_from_tree(tree) -> dict:
     Only for a single binary task (logistic or hinge response: label 1 where the averaged score
     is > 0, labels 0/1); other tasks need the metrics ``topiczoo fit`` wrote to summary.json.
     """
-    from topiczoo.predict import STRATEGIES, reduce_scores
-
     if "predictions" not in tree.children or "observed_data" not in tree.children:
         return {}
     if tree.attrs.get("response") not in ("logistic", "hinge"):
         return {}
-    scores = tree["predictions"]["scores"].transpose(
-        "chain", "snapshot", "test_draw", "task", "document").values
-    if scores.shape[3] != 1:
+    scores = tree["predictions"]["scores"]
+    if scores.sizes["task"] != 1:
         return {}
     y = tree["observed_data"]["y"].transpose("task", "document").values
-    return {s: {"accuracy": float(np.mean((reduce_scores(scores, s) > 0) == (y > 0)))}
-            for s in STRATEGIES}
+    return {s: {"accuracy": float(np.mean(
+        (reduce_predictions(scores, s).transpose("task", "document").values > 0) == (y > 0)))}
+        for s in STRATEGIES}
 
 
 def _settings_rows(tree, summary) -> list:
@@ -165,41 +170,9 @@ def _timing_lines(tree, summary) -> list:
     return lines
 
 
-def _table_markdown(table, flag: float = 1.01) -> str:
-    """The convergence table as Markdown, with the marks of :func:`format_table`."""
-    from topiczoo.diagnostics.convergence import _fmt
-
-    header = ["monitor", *table.columns, "flag"]
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join(["---"] + ["---:"] * len(table.columns) + [":---:"]) + "|"]
-    marks = set()
-    for label, row in table.iterrows():
-        r_hat = float(row.get("r_hat", float("nan")))
-        mark = "?" if math.isnan(r_hat) else ("\\*" if r_hat >= flag else "")
-        marks.add(mark)
-        cells = [f"`{label}`", *(_fmt(c, float(row[c])) for c in table.columns), mark]
-        lines.append("| " + " | ".join(cells) + " |")
-    if "\\*" in marks:
-        lines += ["", f"\\* rank R-hat >= {flag}: chains disagree, not converged by this "
-                  "monitor."]
-    if "?" in marks:
-        lines += ["", "? R-hat undefined: constant trace, a single chain, fewer than 4 draws "
-                  "or NaN draws."]
-    return "\n".join(lines)
-
-
-def write_report(run_dir) -> Report:
-    """Write ``run_dir/report.md`` and its figures (see the module docstring).
-
-    Args:
-      run_dir: a directory holding ``posterior.nc`` (required) and ``summary.json``
-        (optional), as written by ``topiczoo fit``.
-    Returns a :class:`Report` named tuple ``(path, table, figures, metrics, notes)``; the
-    first two are the report's path and the plain-text convergence table, so
-    ``path, table, *_ = write_report(run_dir)``.
-    Raises FileNotFoundError if ``run_dir/posterior.nc`` does not exist.
-    """
-    run_dir = Path(run_dir)
+def _read_run(run_dir: Path) -> tuple:
+    """(tree, summary) of a run directory: its ``posterior.nc`` and its ``summary.json``
+    (``{}`` when absent). FileNotFoundError, saying why, without a tree."""
     tree_path = run_dir / "posterior.nc"
     if not tree_path.is_file():
         if (run_dir / "summary.json").is_file():
@@ -209,11 +182,13 @@ def write_report(run_dir) -> Report:
                 "no tree to diagnose; its test metrics are in summary.json")
         raise FileNotFoundError(f"{tree_path} not found: is {run_dir} a run directory of "
                                 "`topiczoo fit`?")
-    tree = load_datatree(tree_path)
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
-    notes = []
+    return load_datatree(tree_path), summary
 
+
+def _run_section(run_dir: Path, tree, summary) -> list:
+    """The report's title, its sources and the table of the run's settings (lines)."""
     md = [f"# Diagnostics of `{run_dir.name or run_dir.resolve().name}`", ""]
     md.append("Generated by `topiczoo.diagnostics.write_report` from `posterior.nc`"
               + (" and `summary.json`." if summary else " (no `summary.json` found)."))
@@ -222,14 +197,18 @@ def write_report(run_dir) -> Report:
     md += ["", "## Run", "", "| setting | value |", "|---|---|"]
     md += [f"| {k} | {_fmt_number(v)} |" for k, v in _settings_rows(tree, summary)
            if v is not None]
+    return md
 
-    # test metrics: {strategy: {metric: value}}
+
+def _metrics_section(tree, summary) -> tuple:
+    """(metrics ``{strategy: {metric: value}}``, lines): the test metrics of the four
+    strategies, from summary.json, else recomputed from the tree where it can be."""
     metrics = dict(summary.get("test_metrics_by_strategy") or {})
     source = "summary.json"
     if not metrics:
         metrics = _accuracy_from_tree(tree)
         source = "recomputed from the tree's predictions (label 1 where the score > 0)"
-    md += ["", "## Test metrics by averaging strategy", ""]
+    md = ["", "## Test metrics by averaging strategy", ""]
     if metrics:
         names = list(next(iter(metrics.values())))
         md += ["| strategy | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
@@ -250,41 +229,39 @@ def write_report(run_dir) -> Report:
                   + (" (this one has none)." if summary else " (not in this run directory)."))
     else:
         md.append("No test predictions in this run.")
+    return metrics, md
 
-    timing = _timing_lines(tree, summary)
-    if timing:
-        md += ["", "## Timing", "", *timing]
 
-    # convergence table
-    md += ["", "## Convergence of the label-invariant monitors", ""]
-    table_text = ""
-    if "posterior" in tree.children:
-        try:
-            table = summary_table(tree)
-        except DiagnosticUnavailable as err:
-            table = None
-            notes.append(f"convergence table: {err}")
-            md.append(f"No table: {err}.")
-        if table is not None:
-            table_text = format_table(table)
-            post = tree["posterior"]["iteration"].values
-            md += [f"Posterior draws only: iterations {int(post[0])}-{int(post[-1])}, "
-                   f"{tree['posterior'].sizes['chain']} chains x {post.size} draws. `r_hat`: "
-                   "rank-normalised split R-hat (Vehtari et al. 2021; < 1.01 is the usual "
-                   "target); `r_hat_classic`: Gelman-Rubin's potential scale reduction on whole "
-                   "chains; `ess_bulk` / `ess_tail`: effective sample sizes (all chains "
-                   "together); `mcse_mean`: Monte Carlo standard error of the mean. Topic "
-                   "labels switch between chains, so eta's per-topic entries are left out.",
-                   "", _table_markdown(table)]
-    else:
-        md.append("No post-burn-in draws: no table.")
+def _convergence_section(tree, notes: list) -> tuple:
+    """(plain-text table, lines): the convergence table of the label-invariant monitors
+    (:func:`topiczoo.diagnostics.format_table` and its Markdown form); why there is none
+    is added to ``notes``."""
+    md = ["", "## Convergence of the label-invariant monitors", ""]
+    if "posterior" not in tree.children:
         notes.append("convergence table: no post-burn-in draws")
+        return "", md + ["No post-burn-in draws: no table."]
+    try:
+        table = summary_table(tree)
+    except DiagnosticUnavailable as err:
+        notes.append(f"convergence table: {err}")
+        return "", md + [f"No table: {err}."]
+    post = tree["posterior"]["iteration"].values
+    md += [f"Posterior draws only: iterations {int(post[0])}-{int(post[-1])}, "
+           f"{tree['posterior'].sizes['chain']} chains x {post.size} draws. `r_hat`: "
+           "rank-normalised split R-hat (Vehtari et al. 2021; < 1.01 is the usual "
+           "target); `r_hat_classic`: Gelman-Rubin's potential scale reduction on whole "
+           "chains; `ess_bulk` / `ess_tail`: effective sample sizes (all chains "
+           "together); `mcse_mean`: Monte Carlo standard error of the mean. Topic "
+           "labels switch between chains, so eta's per-topic entries are left out.",
+           "", format_table_markdown(table)]
+    return format_table(table), md
 
-    # figures
-    figures = {}
+
+def _figure_makers(tree) -> dict:
+    """``{name: (caption, function drawing the figure)}`` of the report's figures."""
     drawn = monitors_in_draws(tree)
     grb_monitors = [v for v in GRB_MONITORS if v in drawn] or None
-    makers = {
+    return {
         "trace": ("Trace of the whole run (burn-in included, its end dotted)",
                   lambda: plot_trace(tree, include_warmup=True, kind=None)),
         "rank": ("Rank plot (posterior draws): ECDF of each chain's fractional ranks minus "
@@ -299,8 +276,15 @@ def write_report(run_dir) -> Report:
         "autocorr": ("Autocorrelation of each chain (posterior draws)",
                      lambda: plot_autocorr(tree)),
     }
-    md += ["", "## Figures", ""]
-    for key, (caption, make) in makers.items():
+
+
+def _figures_section(tree, run_dir: Path, notes: list) -> tuple:
+    """(``{name: Path}`` of the PNGs written, lines): draw and save each figure; one the run
+    cannot give (:class:`DiagnosticUnavailable`) is named with why, in the lines and in
+    ``notes``."""
+    figures = {}
+    md = ["", "## Figures", ""]
+    for key, (caption, make) in _figure_makers(tree).items():
         try:
             figure = make()
         except DiagnosticUnavailable as err:  # the run cannot give this figure: say why
@@ -312,6 +296,33 @@ def write_report(run_dir) -> Report:
     if (run_dir / "trace.png").is_file():
         md += ["**Trace and per-chain densities of the posterior draws (written by "
                "`topiczoo fit`).**", "", "![trace of the posterior draws](trace.png)", ""]
+    return figures, md
+
+
+def write_report(run_dir) -> Report:
+    """Write ``run_dir/report.md`` and its figures (see the module docstring).
+
+    Args:
+      run_dir: a directory holding ``posterior.nc`` (required) and ``summary.json``
+        (optional), as written by ``topiczoo fit``.
+    Returns a :class:`Report` named tuple ``(path, table, figures, metrics, notes)``; the
+    first two are the report's path and the plain-text convergence table, so
+    ``path, table, *_ = write_report(run_dir)``.
+    Raises FileNotFoundError if ``run_dir/posterior.nc`` does not exist.
+    """
+    run_dir = Path(run_dir)
+    tree, summary = _read_run(run_dir)
+    notes = []
+    md = _run_section(run_dir, tree, summary)
+    metrics, lines = _metrics_section(tree, summary)
+    md += lines
+    timing = _timing_lines(tree, summary)
+    if timing:
+        md += ["", "## Timing", "", *timing]
+    table_text, lines = _convergence_section(tree, notes)
+    md += lines
+    figures, lines = _figures_section(tree, run_dir, notes)
+    md += lines
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     path = run_dir / "report.md"

@@ -29,7 +29,7 @@ from topiczoo.diagnostics import (
     to_datatree,
     write_report,
 )
-from topiczoo.diagnostics.convergence import rhat, rhat_meaning
+from topiczoo.diagnostics.convergence import format_table_markdown, rhat, rhat_meaning
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -291,7 +291,7 @@ def test_format_table_lists_monitors_and_marks():
     with_nan[2, 7] = np.nan
     tree = to_datatree(fake_result({"eta_norm": values, "train_accuracy": np.ones((4, 200)),
                                     "train_loss": with_nan}, np.arange(1, 201), 0))
-    text = format_table(summary_table(tree))
+    text = format_table(summary_table(tree), compact=False)  # every row as it is
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["monitor", "mean"] and "r_hat_classic" in lines[0]
     eta_line = next(line for line in lines if line.startswith("eta_norm"))
@@ -300,6 +300,10 @@ def test_format_table_lists_monitors_and_marks():
     # a constant monitor has R-hat 1 (the chains agree), no mark; a NaN draw: undefined
     assert eta_line.endswith("*") and acc_line.endswith("1.000") and loss_line.endswith("?")
     assert "not converged" in text and "undefined" in text
+    compact = format_table(summary_table(tree))  # the constant one left out, with a note
+    assert not any(line.startswith("train_accuracy") for line in compact.splitlines())
+    assert "left out, constant in every chain and draw: train_accuracy = 1" in compact
+    assert "not converged" in compact and "undefined" in compact
 
 
 def converging_chains(seed=9, num_chains=4, num_draws=400, scale=30.0):
@@ -544,8 +548,20 @@ def test_write_report_without_summary_and_one_chain(tmp_path, report_fit):
     assert any(n.startswith("gelman_rubin_brooks:") and "2 chains" in n for n in report.notes)
     assert any(n.startswith("rank:") and "at least 2" in n for n in report.notes)
     assert "not drawn" in report.path.read_text()
-    assert "?" in report.table  # R-hat undefined with one chain
+    assert "R-hat not shown: it compares chains" in report.table  # one chain
     assert tree.attrs["num_chains"] == 1
+
+
+def test_report_table_is_condensed_as_the_printed_one(tmp_path, report_fit):
+    result, scores, labels = report_fit
+    draws = {**result.draws, "train_accuracy": np.ones((4, 60), np.float32)}
+    constant = fake_result(draws, result.draw_iterations, 30, snapshots=(40, 50, 60))
+    _run_dir(tmp_path, (constant, scores, labels))
+    report = write_report(tmp_path)
+    text = report.path.read_text()
+    assert "`train_accuracy`" not in text and "`eta_norm`" in text
+    assert "left out, constant in every chain and draw: train_accuracy = 1" in text
+    assert "train_accuracy = 1" in report.table and "train_accuracy  " not in report.table
 
 
 def test_write_report_needs_posterior_nc(tmp_path):
@@ -599,7 +615,12 @@ def test_summary_table_one_chain_and_nan_draws():
     table = summary_table(tree_of([[3.0, 3, 3, 3, 4, 4, 4, 4]]))
     assert np.isnan(table.loc["eta_norm", "r_hat"]) and np.isnan(table.loc["eta_norm",
                                                                            "r_hat_classic"])
-    assert "?" in format_table(table) and "*" not in format_table(table).split("\n")[2]
+    full = format_table(table, compact=False)
+    assert "?" in full and "*" not in full.split("\n")[2]
+    # condensed: no column of NaN; the means and ESS stay, a line says why R-hat went
+    one_chain = format_table(table)
+    assert "r_hat" not in one_chain and "nan" not in one_chain and "?" not in one_chain
+    assert "ess_bulk" in one_chain and "R-hat not shown: it compares chains" in one_chain
     # a NaN draw: every column of the monitor NaN (mean and sd skipped it), legend says why
     values = np.random.default_rng(0).normal(size=(2, 8))
     values[1, 3] = np.nan
@@ -788,3 +809,78 @@ def test_plot_trace_shows_an_integer_monitor_as_a_histogram(plot_tree, no_open_f
     assert len(dist.lines[0].get_xdata()) > 10
     with pytest.raises(ValueError, match="kind must be"):
         plot_trace(tree, kind="violin")
+
+
+# ------------------------------------------------------------------------------ condensed table
+
+
+def _monitor_table(num_chains=4, num_draws=60, num_tasks=20, response="hinge", seed=30,
+                   **replace):
+    """summary_table of synthetic supervised monitors (``replace``: draws to put instead)."""
+    rng = np.random.default_rng(seed)
+    draws = supervised_draws(rng, num_chains, num_draws, num_tasks)
+    draws.update(replace)
+    result = fake_result(draws, np.arange(1, num_draws + 1), 0)
+    facts = {**result.model.describe(), "response": response}
+    result.model = types.SimpleNamespace(describe=lambda: dict(facts))
+    return summary_table(to_datatree(result))
+
+
+def _line(text, start):
+    return [line for line in text.splitlines() if line.startswith(start)]
+
+
+def test_format_table_folds_a_monitor_per_task_into_one_line():
+    """Twenty `augmentation_mean[t]` rows for a 20-class model: one line, its worst R-hat."""
+    from topiczoo.diagnostics.convergence import _fmt
+
+    table = _monitor_table(num_tasks=20)
+    assert sum(label.startswith("augmentation_mean[") for label in table.index) == 20  # kept
+    text = format_table(table)
+    folded = _line(text.split("\n* ")[0], "augmentation_mean")  # the rows, not the legend
+    assert len(folded) == 1 and folded[0].startswith("augmentation_mean[0..19] ")
+    part = table.loc[[f"augmentation_mean[{t}]" for t in range(20)]]
+    cells = folded[0].split()
+    assert cells[1] == f"{_fmt('mean', part['mean'].min())}..{_fmt('mean', part['mean'].max())}"
+    assert cells[4] == _fmt("ess_bulk", part["ess_bulk"].min())       # the smallest ESS
+    assert cells[6] == _fmt("r_hat", part["r_hat"].max())             # the worst R-hat
+    assert "augmentation_mean[0..19]: 20 tasks on one line" in text
+    assert len(_line(format_table(table, compact=False), "augmentation_mean")) == 20
+    markdown = format_table_markdown(table)
+    assert "| `augmentation_mean[0..19]` |" in markdown and "`augmentation_mean[1]`" not in markdown
+
+
+def test_format_table_hides_monitors_of_too_few_draws_in_one_line():
+    """A short run printed rows of `nan ?`: R-hat and ESS need 4 draws per chain."""
+    short = format_table(_monitor_table(num_chains=2, num_draws=3, num_tasks=2))
+    assert short == ("6 monitors not shown: R-hat and ESS need at least 4 draws per chain, "
+                     "this run kept 3 after burn-in (run more iterations)")
+    enough = format_table(_monitor_table(num_chains=2, num_draws=4, num_tasks=2))
+    assert "not shown" not in enough and _line(enough, "eta_norm") and "nan" not in enough
+    assert "not shown" in format_table_markdown(_monitor_table(num_chains=2, num_draws=3))
+
+
+def test_format_table_leaves_out_a_constant_monitor_with_a_note():
+    """shdp-gaussian's `augmentation_mean[0]` (its fixed noise variance) was a row of sd 0."""
+    fixed = np.full((4, 60, 1), 0.25)
+    text = format_table(_monitor_table(num_tasks=1, augmentation_mean=fixed,
+                                       train_accuracy=np.ones((4, 60))))
+    assert not _line(text, "augmentation_mean") and not _line(text, "train_accuracy")
+    assert ("left out, constant in every chain and draw: train_accuracy = 1, "
+            "augmentation_mean[0] = 0.25") in text
+    gaussian = format_table(_monitor_table(num_tasks=1, augmentation_mean=fixed,
+                                           response="gaussian"))
+    assert "augmentation_mean[0] = 0.25 (the noise variance s2, fixed)" in gaussian
+    per_task = format_table(_monitor_table(num_tasks=3, augmentation_mean=np.ones((4, 60, 3))))
+    assert "augmentation_mean[0..2] = 1" in per_task and not _line(per_task, "augmentation_mean")
+
+
+def test_format_table_explains_a_negative_gaussian_train_loss():
+    """The Gaussian's train_loss is minus a log density: it can be negative."""
+    rng = np.random.default_rng(31)
+    negative = rng.normal(-1.3, 0.01, (4, 60))
+    explained = "not a loss bounded below by 0"
+    assert explained in format_table(_monitor_table(response="gaussian", train_loss=negative))
+    assert explained in format_table(_monitor_table(response="gaussian"))  # it can be
+    assert explained in format_table(_monitor_table(response=None, train_loss=negative))
+    assert explained not in format_table(_monitor_table(response="hinge"))  # >= 0: no line
