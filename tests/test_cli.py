@@ -320,3 +320,20 @@ def test_a_trace_plot_that_fails_costs_no_result(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "trace.png not written: no figure today" in captured.err
     assert "trace.png" not in captured.out
+
+
+def test_settings_given_as_numpy_scalars_are_named_as_plain_numbers():
+    """A K from np.arange reached the models' checks as np.int64: numpy 2 writes it
+    'np.int64(0)' in the messages."""
+    from chains import small_corpus
+    from topiczoo.models.registry import REGISTRY
+    from topiczoo.run import fit_and_predict
+
+    corpus = small_corpus()
+    for topics, fit_kwargs, words in ((np.int64(0), {}, "num_topics must be an integer >= 1"),
+                                      (2, {"num_chains": np.int64(0)},
+                                       "num_chains must be an integer >= 1")):
+        with pytest.raises(ValueError) as err:
+            fit_and_predict(REGISTRY["lda"], topics, corpus, corpus, fit_kwargs=fit_kwargs,
+                            progress=False)
+        assert str(err.value) == f"{words}, got 0"
