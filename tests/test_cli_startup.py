@@ -1,17 +1,69 @@
-"""``import topiczoo`` is light while every public name still resolves.
+"""The command line answers --help and argument errors before the heavy modules are imported
+(a typo cost seconds of JAX imports before its error), and ``import topiczoo`` is light while
+every public name still resolves.
 
 Each check runs in a fresh interpreter: this test process has long imported JAX."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+#: Modules none of which --help or an argument error may import.
+HEAVY = ("jax", "jaxlib", "numpyro", "numba", "arviz", "matplotlib")
 
 
 def _fresh(code: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=300, cwd=Path(__file__).parent)
+
+
+def test_help_and_argument_errors_come_before_jax(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    cases = [  # (argv, exit code, words of the message)
+        (["--help"], 0, "usage: topiczoo"),
+        (["fit", "--help"], 0, "--response RESPONSE"),
+        (["diagnose", "--help"], 0, "posterior.nc"),
+        (["compare", "--help"], 0, "--models"),
+        (["fit", "--modle", "x"], 2, "did you mean --model?"),
+        (["fit", "--model", "medlad"], 2, "unknown model 'medlad' (did you mean medlda?)"),
+        (["fit", "--data", "bbcc"], 2, "unknown data set 'bbcc' (did you mean bbc?)"),
+        (["fit", "--topics", "abc"], 2, "invalid int value: 'abc'"),
+        (["fit", "--alpha", "nan"], 2, "expected a finite number, got 'nan'"),
+        (["fit", "--c", "x"], 2, "expected a number or 'cv', got 'x'"),
+        (["fit", "--topics", "0"], 2, "--topics must be >= 1, got 0"),
+        (["fit", "--model", "gslda", "--ell", "3"], 2, "--model gslda has no option --ell"),
+        (["fit", "--sampler", "ligth"], 2, "unknown sampler 'ligth' for medlda"),
+        (["fit", "--c-grid", "1,2"], 2, "--c-grid is the grid of --c cv"),
+        (["fit", "--max-iterations", "9"], 2, "give --until-rhat too"),
+        (["fit", "--snapshots", "0"], 2, "medlda needs --snapshots >= 1"),
+        (["fit", "--out", str(a_file)], 2, "is a file, not a directory"),
+        (["compare", "--topics", "x"], 2, "expected comma-separated integers"),
+    ]
+    report = tmp_path / "report.json"
+    code = f"""
+import contextlib, io, json, sys
+from topiczoo.cli import main
+out = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stdout(err), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+    loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))
+    out.append([status, err.getvalue(), loaded])
+open(sys.argv[2], "w").write(json.dumps(out))
+"""
+    done = _fresh(code, json.dumps([argv for argv, _, _ in cases]), str(report))
+    assert done.returncode == 0, done.stderr
+    for (argv, status, words), (got, text, loaded) in zip(cases, json.loads(report.read_text())):
+        assert (got, loaded) == (status, []), (argv, text)
+        assert words in " ".join(text.split()), (argv, text)
 
 
 def test_import_topiczoo_is_light_and_its_names_resolve():
