@@ -71,31 +71,46 @@ def test_out_that_is_a_file_or_lies_under_one_is_refused(tmp_path, capsys):
     assert "which is a file" in capsys.readouterr().err
 
 
-def test_a_new_run_clears_the_previous_runs_outputs(tmp_path):
+def test_a_folder_holding_files_is_refused_unless_overwrite(tmp_path, capsys):
+    """A run into a folder that held another run replaced it without a word; now it is
+    refused, and --overwrite replaces that run's outputs (the user's own files stay)."""
     out = tmp_path / "run"
     out.mkdir()
     (out / "report.md").write_text("an old report")
     (out / "figures").mkdir()
     (out / "notes.txt").write_text("the user's own file")
-    assert main(["fit", "--out", str(out), *FAST]) == 0
+    for check in (["--check"], []):
+        assert main(["fit", "--out", str(out), *FAST, *check]) == 2
+        assert (f"--out {out} already holds files (figures, notes.txt, report.md): give "
+                "--overwrite to replace an earlier run's outputs there, --checkpoint to "
+                "resume a run it holds, or another --out") in capsys.readouterr().err
+        assert (out / "report.md").read_text() == "an old report"
+    assert main(["fit", "--out", str(out), "--overwrite", *FAST]) == 0
     assert not (out / "report.md").exists() and not (out / "figures").exists()
     assert (out / "notes.txt").exists() and (out / "summary.json").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["fit", "--out", str(empty), *FAST, "--check"]) == 0  # an empty folder is free
 
 
-def test_checkpoint_keeps_only_what_it_resumes(tmp_path):
-    """--checkpoint used to keep every earlier output, so a new run's checkpoint sat beside
-    another run's summary and report; now they go unless there is work to resume."""
+def test_checkpoint_resumes_and_overwrite_starts_afresh(tmp_path, capsys):
+    """--checkpoint resumes the run whose checkpoint is in --out; a folder holding another
+    run's files and no checkpoint is refused; --overwrite starts afresh there, removing the
+    earlier outputs and checkpoints."""
     out = tmp_path / "run"
     out.mkdir()
     (out / "report.md").write_text("another run's report")
     argv = ["fit", "--out", str(out), "--checkpoint", *FAST]
-    assert main(argv) == 0
+    assert main(argv) == 2
+    assert "holds files (report.md) but no checkpoint to resume" in capsys.readouterr().err
+    assert main(argv + ["--overwrite"]) == 0
     assert not (out / "report.md").exists() and (out / "checkpoint.npz").exists()
     (out / "report.md").write_text("this run's report")
     assert main(argv) == 0  # a resume (of a finished run) keeps the folder
     assert (out / "report.md").read_text() == "this run's report"
     (out / "checkpoint.class3.npz").write_bytes(b"a one-vs-all run's class checkpoint")
-    assert main(["fit", "--out", str(out), *FAST]) == 0  # without --checkpoint: a new run
+    assert main(["fit", "--out", str(out), *FAST]) == 2  # without --checkpoint: a new run
+    assert main(["fit", "--out", str(out), "--overwrite", *FAST]) == 0
     assert not [p.name for p in out.glob("checkpoint*")] and not (out / "report.md").exists()
 
 
@@ -227,7 +242,7 @@ def test_a_bad_sampler_is_refused_before_the_previous_outputs_go(capsys, tmp_pat
     (out / "summary.json").write_text("{}")  # a previous run's output
     for check in ([], ["--check"]):
         assert main(["fit", "--model", model, "--sampler", sampler, "--out", str(out), *FAST,
-                     *check]) == 2
+                     "--overwrite", *check]) == 2
         assert match in capsys.readouterr().err
         assert (out / "summary.json").read_text() == "{}"
 
@@ -353,7 +368,7 @@ def test_no_function_of_the_command_line_is_a_long_room():
 
     root = Path(__file__).parent.parent / "topiczoo"
     long = []
-    for name in ("cli.py", "registry_table.py", "run.py"):
+    for name in ("cli.py", "rundir.py", "registry_table.py", "run.py"):
         for node in ast.walk(ast.parse((root / name).read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if node.end_lineno - node.lineno + 1 > 60:

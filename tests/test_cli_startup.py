@@ -23,10 +23,13 @@ def _fresh(code: str, *args: str) -> subprocess.CompletedProcess:
 def test_help_and_argument_errors_come_before_jax(tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "summary.json").write_text("{}")
     cases = [  # (argv, exit code, words of the message)
         (["--help"], 0, "usage: topiczoo"),
         (["fit", "--help"], 0, "--response RESPONSE"),
-        (["diagnose", "--help"], 0, "posterior.nc"),
+        (["diagnose", "--help"], 0, "runs/latest"),
         (["compare", "--help"], 0, "--models"),
         (["fit", "--modle", "x"], 2, "did you mean --model?"),
         (["fit", "--model", "medlad"], 2, "unknown model 'medlad' (did you mean medlda?)"),
@@ -41,6 +44,8 @@ def test_help_and_argument_errors_come_before_jax(tmp_path):
         (["fit", "--max-iterations", "9"], 2, "give --until-rhat too"),
         (["fit", "--snapshots", "0"], 2, "medlda needs --snapshots >= 1"),
         (["fit", "--out", str(a_file)], 2, "is a file, not a directory"),
+        (["fit", "--out", str(used)], 2, "already holds files (summary.json)"),
+        (["fit", "--out", str(used), "--checkpoint"], 2, "but no checkpoint to resume"),
         (["compare", "--topics", "x"], 2, "expected comma-separated integers"),
     ]
     report = tmp_path / "report.json"

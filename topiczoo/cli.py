@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from topiczoo import registry_table
+from topiczoo import registry_table, rundir
 
 # ------------------------------------------------------------------------------ option values
 
@@ -159,8 +159,9 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
         "fit", help="fit a supervised topic model with several exact MCMC chains",
         description="Fit a model on a named data set, predict its test split, and write "
                     "summary.json, the ArviZ tree (posterior.nc), trace.png, topics.md and "
-                    "topics.png to --out (one-vs-all models fit one model per class and keep "
-                    "none: summary.json only). "
+                    "topics.png to a new folder runs/MODEL-YYYYmmdd-HHMMSS (runs/latest names "
+                    "the newest) or to --out (one-vs-all models fit one model per class and "
+                    "keep none: summary.json only). "
                     "Models: " + "; ".join(f"{k}: {m['summary']}" for k, m in models.items()))
     default = table["default_model"]
     f.add_argument("--model", type=_choice("model", models), default=default, metavar="MODEL",
@@ -181,7 +182,14 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
                         "colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
                         "exact:eta=qr or exact:eta=coordinate")
     _add_schedule(f)
-    f.add_argument("--out", default="runs/latest", help="output directory (default runs/latest)")
+    f.add_argument("--out", default=None,
+                   help=f"output folder (default: a new folder {rundir.RUNS}/MODEL-YYYYmmdd-"
+                        f"HHMMSS, {rundir.RUNS}/{rundir.LATEST} naming the newest); a folder "
+                        "that holds files is refused unless --overwrite or --checkpoint")
+    f.add_argument("--overwrite", action="store_true",
+                   help="write into an --out that holds an earlier run, replacing its outputs "
+                        "and checkpoints (other files stay); with --checkpoint, start afresh "
+                        "instead of resuming")
     _add_model_options(f, table)
     _add_prediction(f)
     return f
@@ -277,7 +285,7 @@ def _add_prediction(f) -> None:
     f.add_argument("--checkpoint", action="store_true",
                    help="write OUT/checkpoint.npz after every chunk (one-vs-all models: one "
                         "file per class) and each finished --c cv fold to OUT/choose_c.json; "
-                        "the same command resumes from them")
+                        "the same command with the run's --out resumes from them")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
     f.add_argument("--check", action="store_true",
                    help="check the options and the data, say what would run, and stop")
@@ -289,7 +297,8 @@ def _add_diagnose(sub) -> argparse.ArgumentParser:
         description="Write RUN_DIR/report.md with the R-hat / ESS / MCSE table of the "
                     "label-invariant monitors and trace, rank, Gelman-Rubin-Brooks and "
                     "autocorrelation plots; print the table.")
-    d.add_argument("run_dir", help="a directory written by 'topiczoo fit' (has posterior.nc)")
+    d.add_argument("run_dir", help=f"a directory written by 'topiczoo fit' (has posterior.nc); "
+                                   f"{rundir.RUNS}/{rundir.LATEST}: the newest run")
     return d
 
 
@@ -410,7 +419,7 @@ def run_compare(args) -> list:
             raise ValueError(f"--sampler takes MODEL:SAMPLER (e.g. medlda:light), got {item!r}")
         grid.samplers[model] = sampler
     out = Path(args.out)
-    _check_out(out)
+    rundir.check_path(out)
     rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)
     print(markdown_table(rows, grid), end="")
     print(f"wrote {out}: " + ", ".join(sorted(p.name + "/" * p.is_dir() for p in out.iterdir())))
@@ -425,13 +434,16 @@ class _FitPlan:
     """What the arguments of ``topiczoo fit`` ask for, checked without importing a model.
 
     model: the table's row of ``--model``; options: the model options given (``c`` set after
-    ``--c cv`` has chosen it); cv: whether ``--c cv`` chooses c; out: the ``--out`` folder.
+    ``--c cv`` has chosen it); cv: whether ``--c cv`` chooses c; out: the ``--out`` folder
+    (``runs/latest`` followed), None for a new folder under ``runs/``; out_mode: what the run
+    does with an existing ``out`` (``rundir.check_out``: new, resume or overwrite).
     """
 
     model: dict
     options: dict
     cv: bool
-    out: Path
+    out: Path | None
+    out_mode: str
 
 
 class _Data(NamedTuple):
@@ -490,8 +502,10 @@ def _plan_fit(args, table: dict) -> _FitPlan:
                          f"documents from; {args.model} needs --snapshots >= 1")
     if cv:
         _check_cv(args, model)
-    _check_out(Path(args.out))
-    return _FitPlan(model, options, cv, Path(args.out))
+    out = None if args.out is None else rundir.resolve(args.out)
+    mode = "new" if out is None else rundir.check_out(out, overwrite=args.overwrite,
+                                                        resume=args.checkpoint)
+    return _FitPlan(model, options, cv, out, mode)
 
 
 def _options(args, table: dict) -> dict:
@@ -593,43 +607,27 @@ def _print_check(args, plan: _FitPlan, data: _Data) -> None:
     """What ``--check`` says would run."""
     from topiczoo.compare import chains_text
 
-    into = plan.out
+    into = plan.out if plan.out is not None else \
+        f"a new folder {rundir.RUNS / rundir.new_name(args.model)}"
     print(f"ok: {args.model} with {args.topics} topics on {data.name} ({data.kind}; train "
           f"{data.train!r}, test {data.test!r}), sampler {args.sampler}, "
           f"{chains_text(args.chains)} x {args.iterations} iterations into {into}")
 
 
-#: the files a run writes into --out; a new (not resumed) run removes the previous ones
-OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures")
-# what --checkpoint resumes from: the fit's checkpoint (one-vs-all: one per class) and the
-# finished cells of a --c cv search
-RESUMABLE = ("checkpoint.npz", "checkpoint.class*.npz", "choose_c.json")
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a directory")
-    for parent in out.parents:
-        if parent.exists() and not parent.is_dir():
-            raise ValueError(f"--out {out} lies under {parent}, which is a file")
-
-
 def _open_out(args, plan: _FitPlan) -> Path:
-    """Make ``--out`` and remove an earlier run's outputs, unless ``--checkpoint`` finds work
-    to resume there: then everything stays (a checkpoint or c search of other settings is
-    refused before anything is written)."""
-    out = plan.out
-    out.mkdir(parents=True, exist_ok=True)
-    resumable = [path for pattern in RESUMABLE for path in out.glob(pattern)]
-    if args.checkpoint and resumable:
-        return out
-    for path in [out / name for name in OUTPUTS] + resumable:
-        if path.is_dir():
-            import shutil
-
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
+    """The run folder: a new one under ``runs/`` (``runs/latest`` then names it), or
+    ``--out``, made if absent and cleared of an earlier run's outputs with --overwrite. Kept
+    in ``args.run_dir`` for the message after Ctrl-C."""
+    if plan.out is None:
+        out = rundir.make_new(args.model)
+        latest = rundir.point_latest(out)
+        _log(args, f"run folder: {out} ({latest} names it)")
+    else:
+        out = plan.out
+        out.mkdir(parents=True, exist_ok=True)
+        if plan.out_mode == "overwrite":
+            rundir.clear_outputs(out)
+    args.run_dir = out
     return out
 
 
@@ -833,10 +831,11 @@ def _finite(x):
 
 
 def run_diagnose(args) -> str:
-    """``topiczoo diagnose RUN_DIR``: write RUN_DIR/report.md and print its table."""
+    """``topiczoo diagnose RUN_DIR``: write RUN_DIR/report.md and print its table;
+    ``runs/latest`` (a link, or the text file that stands for one) names the newest run."""
     from topiczoo.diagnostics import diagnose
 
-    text = diagnose(args.run_dir)
+    text = diagnose(rundir.resolve(args.run_dir))
     print(text)
     return text
 
@@ -880,15 +879,20 @@ def _dispatch(args) -> int:
 
 
 def _interrupted(args) -> str:
-    """What Ctrl-C leaves: finished work to resume from, or nothing saved yet."""
+    """What Ctrl-C leaves: finished work to resume from (and the --out that resumes it when
+    the run went to a new folder), or nothing saved yet."""
     if not (getattr(args, "checkpoint", False) or args.command == "compare"):
         return "interrupted"
-    out = Path(args.out)
-    saved = out.is_dir() and (any(out.glob("checkpoint*.npz")) or any(out.glob("cells/*.json"))
-                              or (out / "choose_c.json").is_file())
-    if saved:
-        return f"interrupted; resume with the same command (finished work in {out})"
-    return "interrupted before any work was saved: the same command starts afresh"
+    made = getattr(args, "run_dir", None)
+    out = Path(made if made is not None else args.out) if (made or args.out) else None
+    saved = out is not None and out.is_dir() and (
+        any(out.glob("checkpoint*.npz")) or any(out.glob("cells/*.json"))
+        or (out / "choose_c.json").is_file())
+    if not saved:
+        return "interrupted before any work was saved: the same command starts afresh"
+    if args.out is None:  # a new folder of its own: the same command would make another
+        return f"interrupted; resume with the same command and --out {out} (finished work there)"
+    return f"interrupted; resume with the same command (finished work in {out})"
 
 
 def console() -> None:
