@@ -65,6 +65,7 @@ def __dir__() -> list:
 
 
 def _submodules() -> set:
+    """The names of the package's modules and subpackages."""
     return {info.name for info in pkgutil.iter_modules(__path__)} | set(_SUBPACKAGES)
 
 

@@ -47,6 +47,7 @@ def _c_value(text: str):
 
 
 def _c_grid(text: str) -> tuple:
+    """``--c-grid``: comma-separated finite numbers."""
     try:
         return tuple(_number(v) for v in text.split(","))
     except argparse.ArgumentTypeError:
@@ -154,6 +155,7 @@ def build_parser(table: dict | None = None) -> argparse.ArgumentParser:
 
 
 def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
+    """``topiczoo fit``: its models, options and data sets from ``table``."""
     models = table["models"]
     f = sub.add_parser(
         "fit", help="fit a supervised topic model with several exact MCMC chains",
@@ -292,6 +294,7 @@ def _add_prediction(f) -> None:
 
 
 def _add_diagnose(sub) -> argparse.ArgumentParser:
+    """``topiczoo diagnose RUN_DIR``."""
     d = sub.add_parser(
         "diagnose", help="convergence report of a run directory written by 'topiczoo fit'",
         description="Write RUN_DIR/report.md with the R-hat / ESS / MCSE table of the "
@@ -303,6 +306,7 @@ def _add_diagnose(sub) -> argparse.ArgumentParser:
 
 
 def _add_compare(sub) -> argparse.ArgumentParser:
+    """``topiczoo compare``: the grid from --config and/or its options."""
     c = sub.add_parser(
         "compare", help="run a grid of models x K x seeds x data sets and tabulate it",
         description="Fit and score every cell of a grid (resumable: finished cells in "
@@ -349,6 +353,7 @@ def _add_compare(sub) -> argparse.ArgumentParser:
 
 
 def _names(text: str) -> list:
+    """Comma-separated names, at least one."""
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
@@ -373,6 +378,7 @@ def _model_entries(text: str) -> list:
 
 
 def _integers(text: str) -> list:
+    """Comma-separated integers."""
     try:
         return [int(t) for t in text.split(",")]
     except ValueError:
@@ -817,12 +823,14 @@ def _write_topics(result, label_names, out: Path) -> list:
 
 
 def _json(value):
+    """summary.json's fallback: a numpy scalar as the Python number it holds."""
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON: {value!r}")
 
 
 def _finite(x):
+    """A float, None for an infinite or undefined one (JSON has neither)."""
     x = float(x)
     return x if math.isfinite(x) else None
 
@@ -856,6 +864,7 @@ def main(argv=None) -> int:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line, ``warning: ...``, as an error is one line."""
     print(f"warning: {message}", file=sys.stderr if file is None else file)
 
 
