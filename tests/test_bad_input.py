@@ -126,7 +126,7 @@ def test_test_corpus_must_use_training_vocabulary():
 
 def test_cli_reports_errors_without_traceback(capsys, tmp_path):
     assert main(["fit", "--topics", "0", "--out", str(tmp_path)]) == 2
-    assert "num_topics must be an integer >= 1" in capsys.readouterr().err
+    assert "--topics must be >= 1, got 0" in capsys.readouterr().err
     assert main(["fit", "--data", "nonsense", "--out", str(tmp_path)]) == 2
     assert "nonsense" in capsys.readouterr().err
     missing = tmp_path / "nowhere"

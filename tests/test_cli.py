@@ -71,31 +71,46 @@ def test_out_that_is_a_file_or_lies_under_one_is_refused(tmp_path, capsys):
     assert "which is a file" in capsys.readouterr().err
 
 
-def test_a_new_run_clears_the_previous_runs_outputs(tmp_path):
+def test_a_folder_holding_files_is_refused_unless_overwrite(tmp_path, capsys):
+    """A run into a folder that held another run replaced it without a word; now it is
+    refused, and --overwrite replaces that run's outputs (the user's own files stay)."""
     out = tmp_path / "run"
     out.mkdir()
     (out / "report.md").write_text("an old report")
     (out / "figures").mkdir()
     (out / "notes.txt").write_text("the user's own file")
-    assert main(["fit", "--out", str(out), *FAST]) == 0
+    for check in (["--check"], []):
+        assert main(["fit", "--out", str(out), *FAST, *check]) == 2
+        assert (f"--out {out} already holds files (figures, notes.txt, report.md): give "
+                "--overwrite to replace an earlier run's outputs there, --checkpoint to "
+                "resume a run it holds, or another --out") in capsys.readouterr().err
+        assert (out / "report.md").read_text() == "an old report"
+    assert main(["fit", "--out", str(out), "--overwrite", *FAST]) == 0
     assert not (out / "report.md").exists() and not (out / "figures").exists()
     assert (out / "notes.txt").exists() and (out / "summary.json").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["fit", "--out", str(empty), *FAST, "--check"]) == 0  # an empty folder is free
 
 
-def test_checkpoint_keeps_only_what_it_resumes(tmp_path):
-    """--checkpoint used to keep every earlier output, so a new run's checkpoint sat beside
-    another run's summary and report; now they go unless there is work to resume."""
+def test_checkpoint_resumes_and_overwrite_starts_afresh(tmp_path, capsys):
+    """--checkpoint resumes the run whose checkpoint is in --out; a folder holding another
+    run's files and no checkpoint is refused; --overwrite starts afresh there, removing the
+    earlier outputs and checkpoints."""
     out = tmp_path / "run"
     out.mkdir()
     (out / "report.md").write_text("another run's report")
     argv = ["fit", "--out", str(out), "--checkpoint", *FAST]
-    assert main(argv) == 0
+    assert main(argv) == 2
+    assert "holds files (report.md) but no checkpoint to resume" in capsys.readouterr().err
+    assert main(argv + ["--overwrite"]) == 0
     assert not (out / "report.md").exists() and (out / "checkpoint.npz").exists()
     (out / "report.md").write_text("this run's report")
     assert main(argv) == 0  # a resume (of a finished run) keeps the folder
     assert (out / "report.md").read_text() == "this run's report"
     (out / "checkpoint.class3.npz").write_bytes(b"a one-vs-all run's class checkpoint")
-    assert main(["fit", "--out", str(out), *FAST]) == 0  # without --checkpoint: a new run
+    assert main(["fit", "--out", str(out), *FAST]) == 2  # without --checkpoint: a new run
+    assert main(["fit", "--out", str(out), "--overwrite", *FAST]) == 0
     assert not [p.name for p in out.glob("checkpoint*")] and not (out / "report.md").exists()
 
 
@@ -155,8 +170,14 @@ def test_usage_errors_and_warnings_are_one_line_and_a_closed_pipe_is_quiet(capsy
     with pytest.raises(SystemExit):
         main(["fit", "--model", "medlad"])
     err = capsys.readouterr().err
-    assert err.startswith("topiczoo fit: error: argument --model: invalid choice: 'medlad'")
+    assert err.startswith("topiczoo fit: error: argument --model: unknown model 'medlad' (did "
+                          "you mean medlda?); choose from lda, ")
     assert err.count("\n") == 1 and err.rstrip().endswith("(topiczoo fit --help lists the options)")
+    with pytest.raises(SystemExit):  # reported by fit, whose options it resembles
+        main(["fit", "--modle", "medlda"])
+    assert capsys.readouterr().err == (
+        "topiczoo fit: error: unrecognized arguments: --modle medlda; did you mean --model? "
+        "(topiczoo fit --help lists the options)\n")
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         cli._one_line_warning(UserWarning("not converged"), UserWarning, "x.py", 1)
@@ -208,7 +229,8 @@ def test_a_supervised_run_without_snapshots_is_refused_before_fitting(capsys, tm
 @pytest.mark.parametrize("model, sampler, match", [
     ("medlda", "ligth", "unknown sampler 'ligth'"),
     ("shdp-logistic", "light", "unknown sampler 'light' for shdp-logistic"),
-    ("hdp-glm", "light", "hdp-glm (its topic model: hdp): unknown sampler 'light'"),
+    ("hdp-glm", "light", "unknown sampler 'light' for hdp-glm (its topic model: hdp); choose "
+                         "from exact"),
     ("lda", "light:eta_sweeps=3", "lda has no eta"),
     ("lda", "exact:eta=coordinate", "lda has no eta"),
     ("medlda", "medlda:light", "starts with a model name: a sampler is SAMPLER[:OPTIONS]"),
@@ -220,7 +242,7 @@ def test_a_bad_sampler_is_refused_before_the_previous_outputs_go(capsys, tmp_pat
     (out / "summary.json").write_text("{}")  # a previous run's output
     for check in ([], ["--check"]):
         assert main(["fit", "--model", model, "--sampler", sampler, "--out", str(out), *FAST,
-                     *check]) == 2
+                     "--overwrite", *check]) == 2
         assert match in capsys.readouterr().err
         assert (out / "summary.json").read_text() == "{}"
 
@@ -320,3 +342,35 @@ def test_a_trace_plot_that_fails_costs_no_result(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "trace.png not written: no figure today" in captured.err
     assert "trace.png" not in captured.out
+
+
+def test_settings_given_as_numpy_scalars_are_named_as_plain_numbers():
+    """A K from np.arange reached the models' checks as np.int64: numpy 2 writes it
+    'np.int64(0)' in the messages."""
+    from chains import small_corpus
+    from topiczoo.models.registry import REGISTRY
+    from topiczoo.run import fit_and_predict
+
+    corpus = small_corpus()
+    for topics, fit_kwargs, words in ((np.int64(0), {}, "num_topics must be an integer >= 1"),
+                                      (2, {"num_chains": np.int64(0)},
+                                       "num_chains must be an integer >= 1")):
+        with pytest.raises(ValueError) as err:
+            fit_and_predict(REGISTRY["lda"], topics, corpus, corpus, fit_kwargs=fit_kwargs,
+                            progress=False)
+        assert str(err.value) == f"{words}, got 0"
+
+
+def test_no_function_of_the_command_line_is_a_long_room():
+    """Each step of a command is a named function of at most 60 lines (run_fit was 147)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent / "topiczoo"
+    long = []
+    for name in ("cli.py", "rundir.py", "registry_table.py", "run.py"):
+        for node in ast.walk(ast.parse((root / name).read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > 60:
+                    long.append(f"{name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert not long, long

@@ -2,102 +2,176 @@
 ``topiczoo COMMAND --help``).
 
 The models, their options and their defaults come from the registry
-(``topiczoo.models.registry``); this module names none of them.
+(``topiczoo.models.registry``) by way of its generated table (``topiczoo.registry_table``);
+this module names none of them. The arguments are parsed and checked before JAX is imported:
+the modules that load, fit, predict and plot are imported inside the commands.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import os
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, NamedTuple
 
-from topiczoo.compare import chains_text as _chains
-from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
+from topiczoo import registry_table, rundir
+
+# ------------------------------------------------------------------------------ option values
+
+
+def _number(text: str) -> float:
+    """A finite number (``float`` alone takes nan, inf and 1e400)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
 
 def _c_value(text: str):
     """``--c``: a number, or ``cv`` (choose it by cross-validation on the training set)."""
     if text == "cv":
         return text
     try:
-        return float(text)
-    except ValueError:
+        return _number(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number or 'cv', got {text!r}") from None
 
 
 def _c_grid(text: str) -> tuple:
+    """``--c-grid``: comma-separated finite numbers."""
     try:
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
+        return tuple(_number(v) for v in text.split(","))
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") \
             from None
 
 
-# option -> (type, help); the defaults are each model's own (read from the registry)
-_OPTION_HELP = {
-    "c": (_c_value, "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
-                    "on the training set (see --c-grid, --cv-folds); a number is absolute "
-                    "(1 / response units for regression); medlda-regression's None: 10 per "
-                    "standard deviation of the training responses, shdp-regression's: 3, "
-                    "and shdp-map's None: 1"),
-    "ell": (float, "hinge margin"),
-    "eps": (float, "insensitivity of the epsilon-insensitive loss, in response units"),
-    "s2": (float, "noise variance of the Gaussian response (its start value when learned; "
-                  "None: 1/4 of the training responses' variance)"),
-    "learn_s2": (None, "draw the noise variance from its inverse-gamma conditional"),
-    "a0": (float, "shape of the inverse-gamma prior of s2"),
-    "b0": (float, "scale of the inverse-gamma prior of s2"),
-    "alpha": (float, "total Dirichlet concentration: theta ~ Dir(alpha/K); hdp and shdp-*: "
-                     "the documents' DP concentration, its start value (drawn every sweep)"),
-    "gamma": (float, "hdp and shdp-*: the top-level DP concentration, its start value (drawn "
-                     "every sweep)"),
-    "beta": (float, "Dirichlet parameter of each topic's word distribution"),
-    "nu2": (float, "prior variance of eta (regression: in squared response units)"),
-    "center": (None, "fit y - mean(y_train), add the mean back to predictions"),
+def _choice(what: str, names) -> Callable[[str], str]:
+    """The argparse type of a name among ``names``: an unknown one is an error naming the
+    closest known name and every choice."""
+    names = tuple(names)
+
+    def parse(text: str) -> str:
+        if text in names:
+            return text
+        raise argparse.ArgumentTypeError(_unknown(what, text, names))
+
+    parse.__name__ = what
+    return parse
+
+
+def _unknown(what: str, text: str, names) -> str:
+    """``unknown <what> 'x' (did you mean y?); choose from ...``."""
+    close = difflib.get_close_matches(text, list(names), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown {what} {text!r}{hint}; choose from {', '.join(names)}"
+
+
+#: The parser of each option type of the registry table (bool: --flag / --no-flag).
+_KIND_TYPES = {"int": int, "float": _number, "str": str}
+#: Options parsed otherwise than by their type: ``--c cv`` chooses c by cross-validation.
+_OPTION_TYPES = {"c": _c_value}
+#: What a model option means, where words help; an option without words is listed all the
+#: same, with its defaults (they come from the registry).
+_OPTION_TEXT = {
+    "c": "regularisation constant / cost; 'cv': chosen by k-fold cross-validation "
+         "on the training set (see --c-grid, --cv-folds); a number is absolute "
+         "(1 / response units for regression); medlda-regression's None: 10 per "
+         "standard deviation of the training responses, shdp-regression's: 3, "
+         "and shdp-map's None: 1",
+    "ell": "hinge margin",
+    "eps": "insensitivity of the epsilon-insensitive loss, in response units",
+    "s2": "noise variance of the Gaussian response (its start value when learned; "
+          "None: 1/4 of the training responses' variance)",
+    "learn_s2": "draw the noise variance from its inverse-gamma conditional",
+    "a0": "shape of the inverse-gamma prior of s2",
+    "b0": "scale of the inverse-gamma prior of s2",
+    "alpha": "total Dirichlet concentration: theta ~ Dir(alpha/K); hdp and shdp-*: "
+             "the documents' DP concentration, its start value (drawn every sweep)",
+    "gamma": "hdp and shdp-*: the top-level DP concentration, its start value (drawn "
+             "every sweep)",
+    "beta": "Dirichlet parameter of each topic's word distribution",
+    "nu2": "prior variance of eta (regression: in squared response units)",
+    "center": "fit y - mean(y_train), add the mean back to predictions",
+    "response": "the response of the MAP-coefficient sHDP: 'gaussian' (regression) or "
+                "'logistic' (binary or multi-label)",
 }
-#: the files a run writes into --out; a new (not resumed) run removes the previous ones
-OUTPUTS = ("summary.json", "posterior.nc", "trace.png", "report.md", "figures")
-# what --checkpoint resumes from: the fit's checkpoint (one-vs-all: one per class) and the
-# finished cells of a --c cv search
-RESUMABLE = ("checkpoint.npz", "checkpoint.class*.npz", "choose_c.json")
 
-
-def _defaults_by_model(option: str) -> str:
-    values = {}
-    for name, entry in REGISTRY.items():
-        if option in entry.options():
-            values.setdefault(repr(entry.options()[option]), []).append(name)
-    if len(values) == 1:
-        return f"default {next(iter(values))}"
-    return "default " + "; ".join(f"{v} for {', '.join(names)}" for v, names in values.items())
+# ------------------------------------------------------------------------------------ parser
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error on one line (the usage dump buried it) that points to
-    --help; sub-commands use the same class."""
+    --help, and unrecognised arguments reported by the sub-command they were given to, with
+    the option they resemble; sub-commands use the same class."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commands = {}  # sub-command name -> its parser (build_parser fills it)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self.commands.get(getattr(args, "command", None), self)
+            parser.error(f"unrecognized arguments: {' '.join(extras)}"
+                         + _resembling(parser, extras))
+        return args
 
-def _parser() -> argparse.ArgumentParser:
+
+def _resembling(parser: argparse.ArgumentParser, extras: list) -> str:
+    """``; did you mean --model?`` for the first unrecognised option close to one of
+    ``parser``'s, else ``""``."""
+    flags = [flag for flag in parser._option_string_actions if flag.startswith("--")]
+    for extra in extras:
+        if extra.startswith("--"):
+            close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=1)
+            if close:
+                return f"; did you mean {close[0]}?"
+    return ""
+
+
+def build_parser(table: dict | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; the models, their options and the data set names come
+    from ``table`` (default: the registry's generated table, :mod:`topiczoo.registry_table`),
+    so building it imports no model."""
+    table = registry_table.load() if table is None else table
     parser = _Parser(prog="topiczoo", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    parser.commands = {"fit": _add_fit(sub, table), "diagnose": _add_diagnose(sub),
+                       "compare": _add_compare(sub)}
+    return parser
+
+
+def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
+    """``topiczoo fit``: its models, options and data sets from ``table``."""
+    models = table["models"]
     f = sub.add_parser(
         "fit", help="fit a supervised topic model with several exact MCMC chains",
         description="Fit a model on a named data set, predict its test split, and write "
                     "summary.json, the ArviZ tree (posterior.nc), trace.png, topics.md and "
-                    "topics.png to --out (one-vs-all models fit one model per class and keep "
-                    "none: summary.json only). "
-                    "Models: " + "; ".join(f"{k}: {e.summary}" for k, e in REGISTRY.items()))
-    f.add_argument("--model", choices=tuple(REGISTRY), default=DEFAULT_MODEL,
-                   help=f"the model (default {DEFAULT_MODEL})")
+                    "topics.png to a new folder runs/MODEL-YYYYmmdd-HHMMSS (runs/latest names "
+                    "the newest) or to --out (one-vs-all models fit one model per class and "
+                    "keep none: summary.json only). "
+                    "Models: " + "; ".join(f"{k}: {m['summary']}" for k, m in models.items()))
+    default = table["default_model"]
+    f.add_argument("--model", type=_choice("model", models), default=default, metavar="MODEL",
+                   help=_escape(f"the model, one of {', '.join(models)} (default {default})"))
     f.add_argument("--data", default="bbc",
-                   help="bbc (embedded, binary), bbc-5, 20news-binary, 20news, poliblog, "
-                        "movie-scale (regression) (default bbc)")
+                   help=_escape(f"the data set, one of {', '.join(table['datasets'])}: bbc is "
+                                "embedded (binary), bbc-5 too (5 classes), movie-scale is "
+                                "regression (default bbc)"))
     f.add_argument("--data-dir", default=None,
                    help="folder holding 20news/, poliblog/, movie_scale/ "
                         "(default: $TOPICZOO_DATA or ../shared/data)")
@@ -109,6 +183,22 @@ def _parser() -> argparse.ArgumentParser:
                         "light: LightMedLDA, cost per token independent of K; options after a "
                         "colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
                         "exact:eta=qr or exact:eta=coordinate")
+    _add_schedule(f)
+    f.add_argument("--out", default=None,
+                   help=f"output folder (default: a new folder {rundir.RUNS}/MODEL-YYYYmmdd-"
+                        f"HHMMSS, {rundir.RUNS}/{rundir.LATEST} naming the newest); a folder "
+                        "that holds files is refused unless --overwrite or --checkpoint")
+    f.add_argument("--overwrite", action="store_true",
+                   help="write into an --out that holds an earlier run, replacing its outputs "
+                        "and checkpoints (other files stay); with --checkpoint, start afresh "
+                        "instead of resuming")
+    _add_model_options(f, table)
+    _add_prediction(f)
+    return f
+
+
+def _add_schedule(f) -> None:
+    """The chains, iterations, snapshots and seed of ``topiczoo fit``."""
     f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
     f.add_argument("--iterations", type=int, default=100,
                    help="Gibbs cycles per chain (default 100)")
@@ -126,15 +216,25 @@ def _parser() -> argparse.ArgumentParser:
                    help="seed of the whole run (default 0): the chains and, for the data sets "
                         "without a fixed split (bbc, bbc-5, poliblog, movie-scale), the "
                         "train/test split too")
-    f.add_argument("--out", default="runs/latest", help="output directory (default runs/latest)")
-    for option, (kind, text) in _OPTION_HELP.items():
+    f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized",
+                   help="how numpyro runs the chains (default vectorized)")
+
+
+def _add_model_options(f, table: dict) -> None:
+    """One option per model option of the registry (``--name`` for ``name``, ``--flag`` /
+    ``--no-flag`` for a bool), with each model's default; ``--c cv`` and its settings."""
+    f = f.add_argument_group(
+        "model options", "every option of every model, with its defaults, from the registry "
+                         "(an option the model lacks is an error)")
+    for option, kind in table["option_kinds"].items():
         flag = "--" + option.replace("_", "-")
-        if kind is None:
-            f.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
-                           help=f"{text} ({_defaults_by_model(option)})")
+        text = _OPTION_TEXT.get(option, f"the model option {option}")
+        text = _escape(f"{text} ({_defaults_by_model(table, option)})")
+        if kind == "bool":
+            f.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
-            f.add_argument(flag, type=kind, default=None,
-                           help=f"{text} ({_defaults_by_model(option)})")
+            f.add_argument(flag, type=_OPTION_TYPES.get(option, _KIND_TYPES[kind]),
+                           default=None, help=text)
     f.add_argument("--c-grid", type=_c_grid, default=None,
                    help="the c values --c cv tries, comma-separated (default 1,4,16,64,256,1024 "
                         "for regression, 1,2,4,8,16,32,64 for classification)")
@@ -144,8 +244,40 @@ def _parser() -> argparse.ArgumentParser:
                    help="Gibbs cycles of each --c cv fit (default: --iterations)")
     f.add_argument("--cv-chains", type=int, default=None,
                    help="chains of each --c cv fit (default: --chains)")
-    f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized",
-                   help="how numpyro runs the chains (default vectorized)")
+
+
+def _defaults_by_model(table: dict, option: str) -> str:
+    """``default 1.0`` when every model has the option with that default, else its defaults
+    and the models having each: ``default 164.0 for medlda, ...; 64.0 for ...``."""
+    values, having = {}, 0
+    for name, model in table["models"].items():
+        if option in model["options"]:
+            values.setdefault(_shown(model["options"][option]), []).append(name)
+            having += 1
+    if len(values) == 1 and having == len(table["models"]):
+        return f"default {next(iter(values))}"
+    return "default " + "; ".join(f"{v} for {', '.join(names)}" for v, names in values.items())
+
+
+def _shown(value) -> str:
+    """A default as Python writes it (``1.0``, ``None``, ``'gaussian'``), a numpy scalar as
+    the plain number it holds (``1``, not ``np.int64(1)``)."""
+    return repr(_plain(value))
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds; anything else unchanged."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") \
+        else value
+
+
+def _escape(text: str) -> str:
+    """``text`` for argparse's help, which %-formats it."""
+    return text.replace("%", "%%")
+
+
+def _add_prediction(f) -> None:
+    """The test chains, the averaging and the run's switches of ``topiczoo fit``."""
     f.add_argument("--test-burnin", type=int, default=20,
                    help="burn-in sweeps of each test chain (default 20)")
     f.add_argument("--test-draws", type=int, default=10,
@@ -155,16 +287,26 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--checkpoint", action="store_true",
                    help="write OUT/checkpoint.npz after every chunk (one-vs-all models: one "
                         "file per class) and each finished --c cv fold to OUT/choose_c.json; "
-                        "the same command resumes from them")
+                        "the same command with the run's --out resumes from them")
     f.add_argument("--quiet", action="store_true", help="no progress lines")
     f.add_argument("--check", action="store_true",
                    help="check the options and the data, say what would run, and stop")
+
+
+def _add_diagnose(sub) -> argparse.ArgumentParser:
+    """``topiczoo diagnose RUN_DIR``."""
     d = sub.add_parser(
         "diagnose", help="convergence report of a run directory written by 'topiczoo fit'",
         description="Write RUN_DIR/report.md with the R-hat / ESS / MCSE table of the "
                     "label-invariant monitors and trace, rank, Gelman-Rubin-Brooks and "
                     "autocorrelation plots; print the table.")
-    d.add_argument("run_dir", help="a directory written by 'topiczoo fit' (has posterior.nc)")
+    d.add_argument("run_dir", help=f"a directory written by 'topiczoo fit' (has posterior.nc); "
+                                   f"{rundir.RUNS}/{rundir.LATEST}: the newest run")
+    return d
+
+
+def _add_compare(sub) -> argparse.ArgumentParser:
+    """``topiczoo compare``: the grid from --config and/or its options."""
     c = sub.add_parser(
         "compare", help="run a grid of models x K x seeds x data sets and tabulate it",
         description="Fit and score every cell of a grid (resumable: finished cells in "
@@ -204,10 +346,14 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: $TOPICZOO_DATA or ../shared/data)")
     c.add_argument("--out", default="runs/compare", help="output folder (default runs/compare)")
     c.add_argument("--quiet", action="store_true", help="no progress lines")
-    return parser
+    return c
+
+
+# --------------------------------------------------------------------------- topiczoo compare
 
 
 def _names(text: str) -> list:
+    """Comma-separated names, at least one."""
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
@@ -232,6 +378,7 @@ def _model_entries(text: str) -> list:
 
 
 def _integers(text: str) -> list:
+    """Comma-separated integers."""
     try:
         return [int(t) for t in text.split(",")]
     except ValueError:
@@ -278,23 +425,122 @@ def run_compare(args) -> list:
             raise ValueError(f"--sampler takes MODEL:SAMPLER (e.g. medlda:light), got {item!r}")
         grid.samplers[model] = sampler
     out = Path(args.out)
-    _check_out(out)
+    rundir.check_path(out)
     rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)
     print(markdown_table(rows, grid), end="")
     print(f"wrote {out}: " + ", ".join(sorted(p.name + "/" * p.is_dir() for p in out.iterdir())))
     return rows
 
 
-def _options(args, entry) -> dict:
+# ------------------------------------------------------------------------------- topiczoo fit
+
+
+@dataclass
+class _FitPlan:
+    """What the arguments of ``topiczoo fit`` ask for, checked without importing a model.
+
+    model: the table's row of ``--model``; options: the model options given (``c`` set after
+    ``--c cv`` has chosen it); cv: whether ``--c cv`` chooses c; out: the ``--out`` folder
+    (``runs/latest`` followed), None for a new folder under ``runs/``; out_mode: what the run
+    does with an existing ``out`` (``rundir.check_out``: new, resume or overwrite).
+    """
+
+    model: dict
+    options: dict
+    cv: bool
+    out: Path | None
+    out_mode: str
+
+
+class _Data(NamedTuple):
+    """The data set of a run: its name, training and test corpora, label kind and the number
+    of test tokens outside the training vocabulary."""
+
+    name: str
+    train: object
+    test: object
+    kind: str
+    dropped: int
+
+
+def run_fit(args, table: dict | None = None) -> dict:
+    """``topiczoo fit``: check the arguments (no model imported yet), check the model, load the
+    data, then fit, predict, write the run folder and print what it holds. Returns the summary
+    dictionary (empty after ``--check``)."""
+    plan = _plan_fit(args, registry_table.load() if table is None else table)
+    entry = _check_model(args, plan)
+    data = _load_data(args, plan)
+    if args.check:
+        _print_check(args, plan, data)
+        return {}
+    out = _open_out(args, plan)
+    _log(args, f"{data.name}: train D={data.train.num_docs} N={data.train.num_tokens} "
+               f"V={data.train.vocab_size}; test D={data.test.num_docs} ({data.dropped} test "
+               f"tokens outside the training vocabulary dropped)")
+    tuning = _choose_c(args, plan, entry, data, out) if plan.cv else None
+    run = _fit_and_predict(args, plan, entry, data, out)
+    metrics = _test_metrics(run, data)
+    tree, table = _write_tree(run, entry, data, out)
+    summary = _summary(args, plan, entry, data, run, metrics, tuning, table)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n")
+    written = [out / "summary.json"] + ([out / "posterior.nc"] if tree is not None else [])
+    written += _write_figures(run, tree, data, out)
+    _print_results(args, run, metrics, table, written)
+    return summary
+
+
+def _plan_fit(args, table: dict) -> _FitPlan:
+    """Every check of the arguments that needs neither the data nor a model: the model's
+    options, --c cv, the data set's and the sampler's names, the run settings, --out."""
+    model = table["models"][args.model]
+    options = _options(args, table)
+    cv = options.get("c") == "cv"
+    if cv:
+        options.pop("c")
+    elif args.c_grid is not None:
+        raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
+    if args.data not in table["datasets"]:
+        raise ValueError(_unknown("data set", args.data, table["datasets"]))
+    _check_sampler_name(args, table)
+    _check_run(args)
+    if model["tasks"] and args.snapshots < 1:
+        raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "
+                         f"documents from; {args.model} needs --snapshots >= 1")
+    if cv:
+        _check_cv(args, model)
+    out = None if args.out is None else rundir.resolve(args.out)
+    mode = "new" if out is None else rundir.check_out(out, overwrite=args.overwrite,
+                                                        resume=args.checkpoint)
+    return _FitPlan(model, options, cv, out, mode)
+
+
+def _options(args, table: dict) -> dict:
     """The model options given on the command line; an option the model lacks is an error."""
-    given = {o: getattr(args, o) for o in _OPTION_HELP if getattr(args, o) is not None}
-    known = [o for o in entry.options() if o in _OPTION_HELP]  # those the command offers
+    known = table["models"][args.model]["options"]
+    given = {o: getattr(args, o) for o in table["option_kinds"] if getattr(args, o) is not None}
     unknown = [o for o in given if o not in known]
     if unknown:
         flags = ", ".join("--" + o.replace("_", "-") for o in unknown)
-        raise ValueError(f"--model {entry.name} has no option {flags}; its options: "
+        raise ValueError(f"--model {args.model} has no option {flags}; its options: "
                          + ", ".join("--" + o.replace("_", "-") for o in known))
     return given
+
+
+def _check_sampler_name(args, table: dict) -> None:
+    """The name of ``--sampler`` (before its options) among the model's samplers; its options
+    are the model's to check (:func:`_check_model`)."""
+    model = table["models"][args.model]
+    head = args.sampler.split(":", 1)[0].strip()
+    if head in table["models"]:
+        raise ValueError(f"the sampler {args.sampler!r} starts with a model name: a sampler is "
+                         f"SAMPLER[:OPTIONS] (exact, light, light:mh_steps=4); MODEL:SAMPLER "
+                         f"is the form of compare's --sampler")
+    if head not in model["samplers"]:
+        topic_model = model["topic_model"]
+        of = args.model + ("" if topic_model == args.model
+                           else f" (its topic model: {topic_model})")
+        raise ValueError(f"unknown sampler {head!r} for {of}; choose from "
+                         f"{', '.join(model['samplers'])}")
 
 
 def _check_run(args) -> None:
@@ -323,106 +569,112 @@ def _check_run(args) -> None:
                          f"got {args.burnin}")
 
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a directory")
-    for parent in out.parents:
-        if parent.exists() and not parent.is_dir():
-            raise ValueError(f"--out {out} lies under {parent}, which is a file")
+def _check_cv(args, model: dict) -> None:
+    """The settings of ``--c cv``."""
+    if model["driver"] != "gibbs":
+        raise ValueError(f"--c cv runs models fitted as one model; {args.model} is "
+                         f"{model['driver']}")
+    for flag, value, low in (("--cv-folds", args.cv_folds, 2),
+                             ("--cv-iterations", args.cv_iterations, 1),
+                             ("--cv-chains", args.cv_chains, 1)):
+        if value is not None and value < low:
+            raise ValueError(f"{flag} must be >= {low}, got {value}")
 
 
-def _prepare_out(out: Path, resume: bool) -> None:
-    """Make ``out`` and remove an earlier run's outputs, unless ``resume`` (``--checkpoint``)
-    finds work to resume there: then everything stays (a checkpoint or c search of other
-    settings is refused before anything is written)."""
-    out.mkdir(parents=True, exist_ok=True)
-    resumable = [path for pattern in RESUMABLE for path in out.glob(pattern)]
-    if resume and resumable:
-        return
-    for path in [out / name for name in OUTPUTS] + resumable:
-        if path.is_dir():
-            import shutil
-
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-
-
-def run_fit(args) -> dict:
-    """Fit, predict and write the run directory; returns the summary dictionary."""
-    from topiczoo.datasets import load_dataset
-    from topiczoo.diagnostics import (format_table, plot_trace, save_datatree, save_figure,
-                                      summary_table, to_datatree)
-    from topiczoo.predict import STRATEGIES
-    from topiczoo.run import fit_and_predict
+def _check_model(args, plan: _FitPlan):
+    """The registry entry of ``--model``, after the model's own checks of its options and of
+    the sampler's (this imports the models, and JAX)."""
+    from topiczoo.models.registry import REGISTRY
 
     entry = REGISTRY[args.model]
-    options = _options(args, entry)
-    cv = options.get("c") == "cv"
-    if cv:
-        options.pop("c")
-    elif args.c_grid is not None:
-        raise ValueError("--c-grid is the grid of --c cv; give --c cv too")
-    # hyperparameter and sampler errors before any data is read or output removed
-    entry.check_sampler(args.topics, args.sampler, **options)
-    _check_run(args)
-    if entry.tasks and args.snapshots < 1:
-        raise ValueError(f"--snapshots 0 keeps no training snapshot to predict the test "
-                         f"documents from; {args.model} needs --snapshots >= 1")
-    if cv:
-        if entry.driver != "gibbs":
-            raise ValueError(f"--c cv runs models fitted as one model; {args.model} is "
-                             f"{entry.driver}")
-        for flag, value, low in (("--cv-folds", args.cv_folds, 2),
-                                 ("--cv-iterations", args.cv_iterations, 1),
-                                 ("--cv-chains", args.cv_chains, 1)):
-            if value is not None and value < low:
-                raise ValueError(f"{flag} must be >= {low}, got {value}")
-    _check_out(Path(args.out))
+    entry.check_sampler(args.topics, args.sampler, **plan.options)
+    return entry
+
+
+def _load_data(args, plan: _FitPlan) -> _Data:
+    """The data set (``--multilabel``: its multi-label view), if the model takes its labels."""
+    from topiczoo.datasets import load_dataset
+
     data = load_dataset(args.data, data_dir=args.data_dir, seed=args.seed)
     train, test, kind = data.train, data.test, data.task
     if args.multilabel:
         if kind != "multiclass":
             raise ValueError(f"--multilabel needs a multi-class data set; {args.data!r} is {kind}")
         train, test, kind = train.as_multilabel(), test.as_multilabel(), "multilabel"
-    if entry.tasks and kind not in entry.tasks:
-        hint = " (try --multilabel)" if kind == "multiclass" and "multilabel" in entry.tasks else ""
-        raise ValueError(f"--model {args.model} takes {' or '.join(entry.tasks)} data; "
+    tasks = plan.model["tasks"]
+    if tasks and kind not in tasks:
+        hint = " (try --multilabel)" if kind == "multiclass" and "multilabel" in tasks else ""
+        raise ValueError(f"--model {args.model} takes {' or '.join(tasks)} data; "
                          f"{args.data!r} is {kind}{hint}")
-    out = Path(args.out)
-    if args.check:
-        print(f"ok: {args.model} with {args.topics} topics on {data.name} ({kind}; train "
-              f"{train!r}, test {test!r}), sampler {args.sampler}, {_chains(args.chains)} x "
-              f"{args.iterations} iterations into {out}")
-        return {}
-    _prepare_out(out, resume=args.checkpoint)
-    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr))
-    log(f"{data.name}: train D={train.num_docs} N={train.num_tokens} V={train.vocab_size}; "
-        f"test D={test.num_docs} ({data.test_tokens_dropped} test tokens outside the "
-        f"training vocabulary dropped)")
-    tuning = None
-    if cv:
-        from topiczoo.estimators import choose_c
+    return _Data(data.name, train, test, kind, data.test_tokens_dropped)
 
-        iterations = args.cv_iterations or args.iterations
-        tuning = choose_c(
-            entry, args.topics, train, grid=args.c_grid, num_folds=args.cv_folds,
-            options=options, seed=args.seed, strategy=args.average, progress=not args.quiet,
-            fit_kwargs=dict(num_chains=args.cv_chains or args.chains, num_iterations=iterations,
-                            num_snapshots=args.snapshots, seed=args.seed,
-                            chain_method=args.chain_method, sampler=args.sampler),
-            predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
-                                seed=args.seed),
-            record=out / "choose_c.json" if args.checkpoint else None)
-        options["c"] = tuning.best_c
-        cv_chains = args.cv_chains or args.chains
-        print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
-              f"({_chains(cv_chains)} x {iterations} iterations "
-              f"per fit, "
-              f"{tuning.seconds:.0f} s); c = {tuning.best_c:g}")
-        print(tuning.table())
+
+def _print_check(args, plan: _FitPlan, data: _Data) -> None:
+    """What ``--check`` says would run."""
+    from topiczoo.compare import chains_text
+
+    into = plan.out if plan.out is not None else \
+        f"a new folder {rundir.RUNS / rundir.new_name(args.model)}"
+    print(f"ok: {args.model} with {args.topics} topics on {data.name} ({data.kind}; train "
+          f"{data.train!r}, test {data.test!r}), sampler {args.sampler}, "
+          f"{chains_text(args.chains)} x {args.iterations} iterations into {into}")
+
+
+def _open_out(args, plan: _FitPlan) -> Path:
+    """The run folder: a new one under ``runs/`` (``runs/latest`` then names it), or
+    ``--out``, made if absent and cleared of an earlier run's outputs with --overwrite. Kept
+    in ``args.run_dir`` for the message after Ctrl-C."""
+    if plan.out is None:
+        out = rundir.make_new(args.model)
+        latest = rundir.point_latest(out)
+        _log(args, f"run folder: {out} ({latest} names it)")
+    else:
+        out = plan.out
+        out.mkdir(parents=True, exist_ok=True)
+        if plan.out_mode == "overwrite":
+            rundir.clear_outputs(out)
+    args.run_dir = out
+    return out
+
+
+def _log(args, line: str) -> None:
+    """A progress line on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(line, file=sys.stderr)
+
+
+def _choose_c(args, plan: _FitPlan, entry, data: _Data, out: Path):
+    """``--c cv``: choose c by cross-validation on the training set, print the table, set
+    ``plan.options["c"]``; returns the :class:`~topiczoo.estimators.CTuning`."""
+    from topiczoo.compare import chains_text
+    from topiczoo.estimators import choose_c
+
+    iterations = args.cv_iterations or args.iterations
+    chains = args.cv_chains or args.chains
+    tuning = choose_c(
+        entry, args.topics, data.train, grid=args.c_grid, num_folds=args.cv_folds,
+        options=plan.options, seed=args.seed, strategy=args.average, progress=not args.quiet,
+        fit_kwargs=dict(num_chains=chains, num_iterations=iterations,
+                        num_snapshots=args.snapshots, seed=args.seed,
+                        chain_method=args.chain_method, sampler=args.sampler),
+        predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
+                            seed=args.seed),
+        record=out / "choose_c.json" if args.checkpoint else None)
+    plan.options["c"] = tuning.best_c
+    print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
+          f"({chains_text(chains)} x {iterations} iterations per fit, "
+          f"{tuning.seconds:.0f} s); c = {tuning.best_c:g}")
+    print(tuning.table())
+    return tuning
+
+
+def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, out: Path):
+    """Fit the model and predict the test documents (:func:`topiczoo.run.fit_and_predict`);
+    warns when fewer snapshots than --snapshots were distinct."""
+    from topiczoo.run import fit_and_predict
+
     run = fit_and_predict(
-        entry, args.topics, train, test, options=options,
+        entry, args.topics, data.train, data.test, options=plan.options,
         fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
                         num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
                         chain_method=args.chain_method, sampler=args.sampler,
@@ -431,37 +683,55 @@ def run_fit(args) -> dict:
                             seed=args.seed),
         progress=not args.quiet,
         checkpoint=out / "checkpoint.npz" if args.checkpoint else None)
-    result, prediction = run.result, run.prediction
-    if result is not None and 0 < len(result.snapshots) < args.snapshots:
+    kept = len(run.result.snapshots) if run.result is not None else 0
+    if 0 < kept < args.snapshots:
         print(f"warning: --snapshots {args.snapshots}: the post-burn-in iterations give "
-              f"{len(result.snapshots)} distinct snapshot points; {len(result.snapshots)} kept",
-              file=sys.stderr)
-    metrics = {}
-    if prediction is not None:
-        metrics = {s: prediction.metrics(test.labels, s) for s in STRATEGIES}
-    written = [out / "summary.json"]
-    table = None
-    if result is not None:
-        observed = prediction.task.to_tasks(test.labels) if prediction is not None else None
-        tree = to_datatree(result, prediction if entry.driver == "gibbs" else None,
-                           test_labels=observed if entry.driver == "gibbs" else None)
-        table = summary_table(tree)
-        save_datatree(tree, out / "posterior.nc")
-        written.append(out / "posterior.nc")
-    average = args.average
+              f"{kept} distinct snapshot points; {kept} kept", file=sys.stderr)
+    return run
+
+
+def _test_metrics(run, data: _Data) -> dict:
+    """{strategy: {metric: value}} of the test predictions; empty for an unsupervised model."""
+    from topiczoo.predict import STRATEGIES
+
+    if run.prediction is None:
+        return {}
+    return {s: run.prediction.metrics(data.test.labels, s) for s in STRATEGIES}
+
+
+def _write_tree(run, entry, data: _Data, out: Path) -> tuple:
+    """OUT/posterior.nc (the ArviZ tree: draws and, for a model fitted as one, the test
+    predictions) and its convergence table; ``(None, None)`` for one-vs-all, which keeps no
+    fit."""
+    if run.result is None:
+        return None, None
+    from topiczoo.diagnostics import save_datatree, summary_table, to_datatree
+
+    own = entry.driver == "gibbs" and run.prediction is not None
+    observed = run.prediction.task.to_tasks(data.test.labels) if own else None
+    tree = to_datatree(run.result, run.prediction if own else None, test_labels=observed)
+    save_datatree(tree, out / "posterior.nc")
+    return tree, summary_table(tree)
+
+
+def _summary(args, plan: _FitPlan, entry, data: _Data, run, metrics: dict, tuning,
+             table) -> dict:
+    """The contents of summary.json: the settings the run ran with, its test metrics (the
+    --average strategy's at the top level), its times and R-hat."""
+    result = run.result
     summary = {
-        "model": args.model, "data": data.name, "task": kind, "topics": args.topics,
+        "model": args.model, "data": data.name, "task": data.kind, "topics": args.topics,
         "sampler": result.sampler if result else args.sampler, "chains": args.chains,
         "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
         "snapshots": len(result.snapshots) if result else args.snapshots,
-        "hyperparameters": entry.hyperparameters(args.topics, train, **options),
+        "hyperparameters": entry.hyperparameters(args.topics, data.train, **plan.options),
         **{("test_" + k if k == "accuracy" else k): v
-           for k, v in metrics.get(average, {}).items()},
-        "average": average, "test_metrics_by_strategy": metrics,
+           for k, v in metrics.get(args.average, {}).items()},
+        "average": args.average, "test_metrics_by_strategy": metrics,
         "train_seconds": run.train_seconds, "predict_seconds": run.predict_seconds,
         "token_iterations_per_second": run.token_iterations_per_second,
-        "train_tokens": train.num_tokens, "test_tokens_dropped": data.test_tokens_dropped,
+        "train_tokens": data.train.num_tokens, "test_tokens_dropped": data.dropped,
     }
     if result is not None and result.convergence:
         check = result.convergence
@@ -473,28 +743,46 @@ def run_fit(args) -> dict:
     if table is not None:
         summary["rhat"] = {n: _finite(table.loc[n, "r_hat"]) for n in table.index}
         summary["rhat_classic"] = {n: _finite(table.loc[n, "r_hat_classic"]) for n in table.index}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n")
-    if result is not None:  # last: a figure that cannot be drawn costs no result
-        try:
-            save_figure(plot_trace(tree), out / "trace.png")
-            written.append(out / "trace.png")
-        except Exception as err:  # noqa: BLE001 - any plotting failure is reported, not fatal
-            print(f"warning: trace.png not written: {err}", file=sys.stderr)
-        if result.snapshots:
-            written += _write_topics(result, train.label_names, out)
-    if metrics:  # the bracket: the headline metric (F1 for multi-label) by strategy
-        shown = metrics[average]
+    return summary
+
+
+def _write_figures(run, tree, data: _Data, out: Path) -> list:
+    """OUT/trace.png and the topics (:func:`_write_topics`), written last: a figure that
+    cannot be drawn is a warning and costs no result. The paths written."""
+    if run.result is None:
+        return []
+    from topiczoo.diagnostics import plot_trace, save_figure
+
+    written = []
+    try:
+        save_figure(plot_trace(tree), out / "trace.png")
+        written.append(out / "trace.png")
+    except Exception as err:  # noqa: BLE001 - any plotting failure is reported, not fatal
+        print(f"warning: trace.png not written: {err}", file=sys.stderr)
+    if run.result.snapshots:
+        written += _write_topics(run.result, data.train.label_names, out)
+    return written
+
+
+def _print_results(args, run, metrics: dict, table, written: list) -> None:
+    """The test metrics (the headline metric by strategy in brackets: F1 for multi-label),
+    the times, the convergence table and the files written."""
+    from topiczoo.compare import chains_text
+    from topiczoo.diagnostics import format_table
+
+    if metrics:
+        shown = metrics[args.average]
         headline = "f1" if "f1" in shown else next(iter(shown))
         named = "" if headline == next(iter(shown)) else f"{headline}: "
-        print(f"test ({average}): " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items())
+        print(f"test ({args.average}): " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items())
               + f"   [{named}" + "  ".join(f"{s} {m[headline]:.4f}" for s, m in metrics.items())
               + "]")
     print(f"training: {run.train_seconds:.1f} s, {run.token_iterations_per_second / 1e6:.2f} M "
-          f"token-iterations/s ({_chains(args.chains)}); prediction {run.predict_seconds:.1f} s")
+          f"token-iterations/s ({chains_text(args.chains)}); prediction "
+          f"{run.predict_seconds:.1f} s")
     if table is not None:
         print(format_table(table))
     print("wrote " + ", ".join(str(p) for p in written))
-    return summary
 
 
 def _write_topics(result, label_names, out: Path) -> list:
@@ -535,42 +823,59 @@ def _write_topics(result, label_names, out: Path) -> list:
 
 
 def _json(value):
+    """summary.json's fallback: a numpy scalar as the Python number it holds."""
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON: {value!r}")
 
 
 def _finite(x):
+    """A float, None for an infinite or undefined one (JSON has neither)."""
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+# --------------------------------------------------------------------------------- the command
+
+
+def run_diagnose(args) -> str:
+    """``topiczoo diagnose RUN_DIR``: write RUN_DIR/report.md and print its table;
+    ``runs/latest`` (a link, or the text file that stands for one) names the newest run."""
+    from topiczoo.diagnostics import diagnose
+
+    text = diagnose(rundir.resolve(args.run_dir))
+    print(text)
+    return text
 
 
 def main(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status
     (0 done, 2 an input error printed as one line, 130 interrupted; argparse's usage errors
-    exit with 2 through SystemExit)."""
-    args = _parser().parse_args(argv)
+    exit with 2 through SystemExit). Every argument is parsed and checked before the models
+    (and JAX) are imported."""
+    args = build_parser().parse_args(argv)
     if args.command in ("fit", "compare"):
         from topiczoo.memory import return_large_blocks_to_os
 
         return_large_blocks_to_os()  # long fits: a peak RSS ~20% lower (topiczoo.memory)
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning  # a warning is one line, as an error is
-        return _run(args)
+        return _dispatch(args)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line, ``warning: ...``, as an error is one line."""
     print(f"warning: {message}", file=sys.stderr if file is None else file)
 
 
-def _run(args) -> int:
+def _dispatch(args) -> int:
+    """Run the command; an input error is one line on stderr (exit 2), Ctrl-C says what it
+    left (exit 130)."""
     try:
         if args.command == "fit":
             run_fit(args)
         elif args.command == "diagnose":
-            from topiczoo.diagnostics import diagnose
-
-            print(diagnose(args.run_dir))
+            run_diagnose(args)
         elif args.command == "compare":
             run_compare(args)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as err:
@@ -583,15 +888,20 @@ def _run(args) -> int:
 
 
 def _interrupted(args) -> str:
-    """What Ctrl-C leaves: finished work to resume from, or nothing saved yet."""
+    """What Ctrl-C leaves: finished work to resume from (and the --out that resumes it when
+    the run went to a new folder), or nothing saved yet."""
     if not (getattr(args, "checkpoint", False) or args.command == "compare"):
         return "interrupted"
-    out = Path(args.out)
-    saved = out.is_dir() and (any(out.glob("checkpoint*.npz")) or any(out.glob("cells/*.json"))
-                              or (out / "choose_c.json").is_file())
-    if saved:
-        return f"interrupted; resume with the same command (finished work in {out})"
-    return "interrupted before any work was saved: the same command starts afresh"
+    made = getattr(args, "run_dir", None)
+    out = Path(made if made is not None else args.out) if (made or args.out) else None
+    saved = out is not None and out.is_dir() and (
+        any(out.glob("checkpoint*.npz")) or any(out.glob("cells/*.json"))
+        or (out / "choose_c.json").is_file())
+    if not saved:
+        return "interrupted before any work was saved: the same command starts afresh"
+    if args.out is None:  # a new folder of its own: the same command would make another
+        return f"interrupted; resume with the same command and --out {out} (finished work there)"
+    return f"interrupted; resume with the same command (finished work in {out})"
 
 
 def console() -> None:

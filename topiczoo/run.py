@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from topiczoo.baseline import SECOND_STEPS
 from topiczoo.fit import FitResult, fit
 from topiczoo.ova import one_vs_all
@@ -34,8 +36,13 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
     """Build ``entry``'s model (``options`` as its keyword options), fit it on ``train`` and
     score ``test`` by the entry's driver. ``fit_kwargs`` go to :func:`topiczoo.fit.fit`,
     ``predict_kwargs`` to :func:`topiczoo.predict.predict`; ``checkpoint``: the fit's
-    checkpoint file (one-vs-all: one per class beside it, :func:`topiczoo.ova.one_vs_all`)."""
-    options, fit_kwargs, predict_kwargs = options or {}, fit_kwargs or {}, predict_kwargs or {}
+    checkpoint file (one-vs-all: one per class beside it, :func:`topiczoo.ova.one_vs_all`).
+    Numpy scalars among the settings (a K from ``np.arange``) are taken as the Python numbers
+    they hold, so that a message about one shows ``0``, not ``np.int64(0)``."""
+    num_topics = _plain(num_topics)
+    options, fit_kwargs, predict_kwargs = (
+        {k: _plain(v) for k, v in (given or {}).items()}
+        for given in (options, fit_kwargs, predict_kwargs))
     model = entry.build(num_topics, corpus=train, **options)
     if entry.driver == "one-vs-all":
         tic = time.perf_counter()
@@ -56,3 +63,8 @@ def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kw
     second_step = timing.get("fit_seconds", 0.0)
     return Run(result, prediction, result.train_seconds + second_step,
                time.perf_counter() - tic - second_step, result.token_iterations_per_second)
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (``.item()``); anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
