@@ -14,7 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from topiczoo.errors import DataLossWarning
 from topiczoo.estimators import (SKIPPED_CHECKS, GSLDAClassifier, MedLDAClassifier,
-                                 MedLDARegressor, SHDPRegressor, SLDARegressor, choose_c)
+                                 MedLDARegressor, SHDPRegressor, SLDARegressor)
+from topiczoo.tuning import choose_c
 
 FAST = dict(num_iterations=4, num_chains=1, num_snapshots=2, test_burnin=2, test_draws=2)
 ALL = (GSLDAClassifier, MedLDAClassifier, MedLDARegressor, SLDARegressor, SHDPRegressor)
@@ -209,6 +210,19 @@ def test_choose_c_picks_the_best_mean_and_the_first_of_ties(monkeypatch):
     assert "*" in tuning.table().splitlines()[3]  # the row of c = 2
     with pytest.raises(ValueError, match="no option c"):
         choose_c(REGISTRY["slda-gaussian"], 2, corpus)
+
+
+def test_the_search_for_c_is_its_own_module_and_keeps_its_old_import_path():
+    """choose_c and what belongs with it live in topiczoo.tuning; the command line (and
+    older scripts) import them from topiczoo.estimators, which re-exports them."""
+    import topiczoo.estimators
+    import topiczoo.tuning
+
+    for name in ("choose_c", "CTuning", "C_GRID_CLASSIFICATION", "C_GRID_REGRESSION",
+                 "default_c_grid"):
+        assert getattr(topiczoo.estimators, name) is getattr(topiczoo.tuning, name)
+        assert name in topiczoo.tuning.__all__
+    assert topiczoo.tuning.choose_c.__module__ == "topiczoo.tuning"
 
 
 def test_c_cv_in_the_estimator_refits_with_the_chosen_c():

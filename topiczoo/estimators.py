@@ -1,4 +1,4 @@
-"""scikit-learn estimators over the registry's models, and the choice of c by cross-validation.
+"""scikit-learn estimators over the registry's models.
 
 Each estimator is a thin adapter: ``fit`` builds a :class:`~topiczoo.corpus.Corpus` from ``X``
 and ``y``, the model from its registry entry (``topiczoo.models.registry``) and runs
@@ -32,9 +32,10 @@ and 10 kept draws, averaging strategy ``"ma"``. Papers' runs use more iterations
 and, for the regressors, a c chosen by cross-validation (``c="cv"``).
 
 **c = "cv"** (classifiers with c, :class:`MedLDARegressor`, :class:`SHDPRegressor` with
-``loss="epsilon_insensitive"``): :func:`choose_c` runs a
+``loss="epsilon_insensitive"``): :func:`topiczoo.tuning.choose_c` runs a
 ``cv_folds``-fold cross-validation on the training set over ``c_grid`` (default
-:data:`C_GRID_CLASSIFICATION` or :data:`C_GRID_REGRESSION`), picks the c with the best mean
+:data:`~topiczoo.tuning.C_GRID_CLASSIFICATION` or
+:data:`~topiczoo.tuning.C_GRID_REGRESSION`), picks the c with the best mean
 validation metric (accuracy, predictive R^2) and refits on all of ``X`` with it; ``c_`` is the c
 used and ``cv_results_`` the table. scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the
 same from the outside.
@@ -55,13 +56,8 @@ the reason; they run as expected failures, so a change in them is noticed.
 
 from __future__ import annotations
 
-import json
 import numbers
-import os
-import sys
-import time
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
@@ -73,16 +69,9 @@ from topiczoo.corpus import Corpus
 from topiczoo.errors import DataLossWarning, InputError, InputTypeError
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
-
-#: Default c grid of the classifiers' ``c="cv"`` and ``topiczoo fit --c cv``: 1, 2, 4, ..., 64.
-C_GRID_CLASSIFICATION = tuple(float(2**i) for i in range(7))
-#: Default c grid of the regressors: powers of 4 from 1 to 1024 (the benchmark's c = 256 for
-#: medlda-regression on movie-scale lies inside).
-C_GRID_REGRESSION = tuple(float(4**i) for i in range(6))
-
-#: The task metric cross-validation maximises, by label kind (``Task.metrics`` key).
-CV_METRIC = {"binary": "accuracy", "multiclass": "accuracy", "multilabel": "f1",
-             "regression": "predictive_r2"}
+# the search for c lives in topiczoo.tuning; its names stay importable from here
+from topiczoo.tuning import (C_GRID_CLASSIFICATION, C_GRID_REGRESSION, CTuning, choose_c,
+                             default_c_grid)
 
 #: scikit-learn estimator checks that fail by design, with the reason. The checks run (in
 #: ``tests/test_estimators.py``) on the estimators with the checks' random fractional X rounded
@@ -100,160 +89,6 @@ SKIPPED_CHECKS = {
     "check_decision_proba_consistency": "passes negative X (make_blobs, not shifted for the "
                                         "positive-only tag): not counts",
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# choosing c
-
-
-@dataclass
-class CTuning:
-    """What :func:`choose_c` found.
-
-    best_c: the c with the highest mean validation metric (ties: the first in grid order);
-    metric: its name (``accuracy``, ``predictive_r2``, ``f1``); grid: the c values tried;
-    scores: float64 [len(grid), num_folds], the metric of each c and fold; seconds: wall time.
-    """
-
-    best_c: float
-    metric: str
-    grid: tuple
-    scores: np.ndarray
-    seconds: float = 0.0
-
-    def table(self) -> str:
-        """The cross-validation table as text: c, mean and sd of the metric over folds,
-        the folds' values; the chosen c marked ``*``."""
-        width = self.scores.shape[1]
-        head = (f"{'c':>8}  {self.metric + ' mean':>20}  {'sd':>7}  "
-                + "  ".join(f"fold {k}" for k in range(width)))
-        lines = [head, "-" * len(head)]
-        for c, row in zip(self.grid, self.scores):
-            sd = row.std(ddof=1) if width > 1 else 0.0
-            mark = "  *" if c == self.best_c else ""
-            lines.append(f"{c:>8g}  {row.mean():>20.4f}  {sd:>7.4f}  "
-                         + "  ".join(f"{v:>6.4f}" for v in row) + mark)
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict:
-        """JSON-able: best_c, metric, grid, scores [len(grid)][folds], seconds."""
-        return {"best_c": self.best_c, "metric": self.metric, "grid": list(self.grid),
-                "scores": self.scores.tolist(), "seconds": self.seconds}
-
-
-def default_c_grid(kind: str) -> tuple:
-    """:data:`C_GRID_REGRESSION` for ``kind == "regression"``, else
-    :data:`C_GRID_CLASSIFICATION`."""
-    return C_GRID_REGRESSION if kind == "regression" else C_GRID_CLASSIFICATION
-
-
-def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: int = 3,
-             options=None, fit_kwargs=None, predict_kwargs=None, strategy: str = "ma",
-             seed: int = 0, progress: bool = False, record=None) -> CTuning:
-    """Choose a model's c by ``num_folds``-fold cross-validation on ``corpus`` (training data).
-
-    Args:
-      entry: a registry entry (``REGISTRY[name]``) with a ``c`` option.
-      num_topics: K.
-      corpus: the training corpus with labels; split by ``corpus.kfold_splits(num_folds,
-        seed)`` (stratified by class for class labels); each fold's validation documents are
-        re-encoded in its training part's vocabulary.
-      grid: the c values (default :func:`default_c_grid` of the corpus's label kind).
-      options: the model's other options; fit_kwargs / predict_kwargs: for
-        :func:`topiczoo.run.fit_and_predict` (chains, iterations, seed, ... of every CV fit).
-      strategy: averaging strategy of the validation metric.
-      progress: a line per (c, fold) on stderr.
-      record: a JSON file (``topiczoo fit --c cv --checkpoint`` uses ``OUT/choose_c.json``)
-        to which each (c, fold)'s validation metric is written as soon as it is known. A call
-        with the same settings reads the finished ones back and fits only the others, so an
-        interrupted search resumes; a record of other settings is refused with what differs.
-    Returns a :class:`CTuning`: the c with the best mean validation metric (accuracy for
-    classes, predictive R^2 for ratings, micro F1 for multi-label), every fold's value.
-    """
-    from topiczoo.run import fit_and_predict
-
-    if "c" not in entry.options():
-        raise ValueError(f"{entry.name} has no option c to choose")
-    kind = corpus.label_kind
-    if kind is None:
-        raise ValueError("choosing c needs a corpus with labels")
-    grid = tuple(float(c) for c in (default_c_grid(kind) if grid is None else grid))
-    if not grid:
-        raise ValueError("the c grid is empty")
-    if isinstance(num_folds, bool) or not isinstance(num_folds, numbers.Integral) \
-            or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    options = {k: v for k, v in (options or {}).items() if k != "c"}
-    for c in grid:  # bad c (e.g. a fractional c of the logistic) before any sampling
-        entry.build(num_topics, corpus=corpus, **options, c=c)
-    folds = corpus.kfold_splits(num_folds, seed=seed)
-    settings = _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options,
-                            fit_kwargs, predict_kwargs)
-    done, metric = _read_cv_record(record, settings)
-    scores = np.zeros((len(grid), num_folds))
-    tic = time.perf_counter()
-    for i, c in enumerate(grid):
-        for k, (train, valid, _) in enumerate(folds):
-            cell = f"{c!r}/{k}"
-            if cell in done:
-                scores[i, k] = done[cell]
-                source = f"read from {record}"
-            else:
-                run = fit_and_predict(entry, num_topics, train, valid,
-                                      options={**options, "c": c}, fit_kwargs=fit_kwargs,
-                                      predict_kwargs=predict_kwargs, progress=False)
-                metric = CV_METRIC[run.prediction.task.kind]
-                done[cell] = float(run.prediction.metrics(valid.labels, strategy)[metric])
-                scores[i, k] = done[cell]
-                if record is not None:
-                    _write_json(record, {"settings": settings, "metric": metric, "scores": done})
-                source = f"{time.perf_counter() - tic:.0f} s so far"
-            if progress:
-                print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} {scores[i, k]:.4f}"
-                      f" ({source})", file=sys.stderr, flush=True)
-    best = grid[int(np.argmax(scores.mean(1)))]  # ties: the first in grid order
-    return CTuning(best, metric, grid, scores, time.perf_counter() - tic)
-
-
-def _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options, fit_kwargs,
-                 predict_kwargs) -> dict:
-    """What a (c, fold) metric depends on besides c and the fold, as plain JSON values."""
-    from topiczoo.fit import corpus_fingerprint
-
-    arrays = (corpus.words, corpus.doc_offsets, np.asarray(corpus.labels))
-    settings = {"model": entry.name, "num_topics": num_topics, "num_folds": num_folds,
-                "seed": seed, "strategy": strategy, "options": options,
-                "fit_kwargs": fit_kwargs or {}, "predict_kwargs": predict_kwargs or {},
-                "corpus": corpus_fingerprint(arrays)}
-    return json.loads(json.dumps(settings, default=str))
-
-
-def _read_cv_record(record, settings: dict) -> tuple[dict, str | None]:
-    """The finished {"c/fold": metric} of ``record`` (none if it does not exist) and their
-    metric's name; a ValueError if it holds another search."""
-    if record is None or not os.path.exists(record):
-        return {}, None
-    try:
-        with open(record) as f:
-            saved = json.load(f)
-        saved_settings, metric, done = saved["settings"], saved["metric"], saved["scores"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{record} is not a readable record of a c search ({err}); remove "
-                         "it to start the search afresh") from None
-    differ = sorted(k for k in settings.keys() | saved_settings.keys()
-                    if settings.get(k) != saved_settings.get(k))
-    if differ:
-        raise ValueError(f"{record} records a c search with other settings ({', '.join(differ)}"
-                         "); remove it, or use another output folder")
-    return {k: float(v) for k, v in done.items()}, metric
-
-
-def _write_json(path, value) -> None:
-    """Write ``value`` to ``path`` atomically (a temporary file, then a rename)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(value, f, indent=1)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------
