@@ -821,6 +821,27 @@ def test_from_document_term_empty_input_is_an_error():
         Corpus.from_document_term([[1, 2, 3, 4], [1]], VOCAB)
 
 
+def test_documents_to_score_may_all_be_empty_when_asked():
+    """allow_empty=True (documents to score, not to fit): no rows, a matrix of zeros, no texts
+    or texts without a token give the corpus of their documents without tokens instead of an
+    error; the default stays an error."""
+    for matrix, D in ((np.zeros((0, 4)), 0), (np.zeros((2, 4), int), 2)):
+        corpus = Corpus.from_document_term(matrix, VOCAB, allow_empty=True)
+        assert (corpus.num_docs, corpus.num_tokens, corpus.vocabulary) == (D, 0, VOCAB)
+    import scipy.sparse as sp
+
+    assert Corpus.from_document_term(sp.csr_matrix((3, 4)), VOCAB, allow_empty=True).num_docs == 3
+    assert Corpus.from_texts([], allow_empty=True).num_docs == 0
+    assert Corpus.from_texts([], vocabulary=VOCAB, allow_empty=True).vocabulary == VOCAB
+    with pytest.warns(DataLossWarning, match="2 of 3 documents have no token left"):
+        corpus = Corpus.from_texts(["the and", "", "of"], allow_empty=True)
+    assert (corpus.num_docs, corpus.num_tokens) == (3, 0)
+    with pytest.raises(InputError, match="the corpus would be empty"):
+        Corpus.from_texts(["the and"])
+    with pytest.raises(InputTypeError, match="allow_empty must be True or False, got 'yes'"):
+        Corpus.from_document_term(np.ones((1, 4)), VOCAB, allow_empty="yes")
+
+
 @pytest.mark.parametrize(
     "content, line, what",
     [

@@ -134,6 +134,38 @@ def test_refit_empty_input_feature_names_and_one_sample():
             cls(2, **FAST).fit(X[:1], [1.0])
 
 
+def test_every_kind_of_empty_input_at_predict_gets_the_prior_with_a_warning():
+    """A user's report: an all-zero document-term matrix at predict was an error while texts
+    without a known word got the prior's prediction with a warning. Now every document
+    without tokens gets the prior's prediction (the same for all of them) and a
+    DataLossWarning, whatever the input; no rows, as no texts, give empty output."""
+    X, y = _counts()
+    est = GSLDAClassifier(2, **FAST).fit(X, y)
+    prior = None
+    for empty in (np.zeros((3, 8), int), sp.csr_matrix((3, 8), dtype=np.int64),
+                  np.vstack([X[:1], np.zeros((2, 8), int)])):
+        with pytest.warns(DataLossWarning, match=r"test documents have no tokens") as caught:
+            proba = est.predict_proba(empty)
+        assert caught[0].filename == __file__
+        assert proba.shape == (3, 2)
+        prior = proba[-1] if prior is None else prior
+        np.testing.assert_allclose(proba[1:], np.broadcast_to(prior, (2, 2)), rtol=1e-6)
+    with pytest.warns(DataLossWarning, match="3 of 3 test documents have no tokens"):
+        assert est.predict(np.zeros((3, 8), int)).shape == (3,)
+    with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
+        assert est.transform(np.zeros((2, 8), int)).shape == (2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no documents: nothing got a made-up prediction
+        assert est.predict(np.zeros((0, 8), int)).shape == (0,)
+        assert est.predict_proba(sp.csr_matrix((0, 8))).shape == (0, 2)
+    texts = GSLDAClassifier(2, **FAST).fit(["goal match team", "chip code data"] * 6, [0, 1] * 6)
+    for words in (["", "  "], ["the and of", "zebra"]):
+        with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
+            assert texts.predict(words).shape == (2,)
+    with pytest.raises(ValueError, match="every entry of the document-term matrix is zero"):
+        GSLDAClassifier(2, **FAST).fit(np.zeros((2, 8), int), [0, 1])  # fitting needs tokens
+
+
 @pytest.mark.parametrize("X, y, error, message", [
     (np.array([[1, 2], [3, np.nan]]), [0, 1], ValueError, "NaN"),
     (np.array([[1, 2], [3, -1]]), [0, 1], ValueError, "Negative values"),

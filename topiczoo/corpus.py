@@ -186,6 +186,11 @@ def _check_texts(texts) -> list[str]:
     return texts
 
 
+def _check_flag(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputTypeError(f"{name} must be True or False, got {value!r}")
+
+
 def _check_missing_option(missing_labels) -> None:
     if not is_choice(missing_labels, MISSING_LABELS):
         raise InputError(f"missing_labels must be 'error' or 'drop', got {missing_labels!r}")
@@ -492,6 +497,7 @@ class Corpus:
         max_vocab: int | None = None,
         rank_by: str = "df",
         missing_labels: str = "error",
+        allow_empty: bool = False,
         **tokenizer_options,
     ) -> "Corpus":
         """Build a corpus from raw texts: ``texts`` is a sequence of ``D`` str (one per
@@ -525,7 +531,9 @@ class Corpus:
         every token, documents emptied, labels missing. Documents emptied, skipped letters
         and removed documents also give a :class:`DataLossWarning` with the counts. No texts,
         or no token left in any document, is an :class:`InputError` saying which rules
-        removed what.
+        removed what, unless ``allow_empty=True`` (documents to score, not to fit: a model
+        gives a document without tokens the prior's prediction), which returns the corpus of
+        ``D`` documents without tokens (``D = 0`` for no texts) instead.
 
         Returns a Corpus with ``D = len(texts)`` documents (fewer only with
         ``missing_labels="drop"``), possibly with empty documents.
@@ -533,6 +541,7 @@ class Corpus:
         tok = make_tokenizer(tokenizer, **tokenizer_options)
         texts = _check_texts(texts)
         _check_missing_option(missing_labels)
+        _check_flag("allow_empty", allow_empty)
         filters = dict(min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by)
         if vocabulary is not None:
             changed = [k for k, v in filters.items() if not _same(v, _FILTER_DEFAULTS[k])]
@@ -544,7 +553,7 @@ class Corpus:
             given = check_vocabulary(vocabulary, "vocabulary (the vocabulary= option)")
         num_in = len(texts)
         texts, labels, removed = _drop_missing(texts, labels, missing_labels, "texts")
-        if not texts:
+        if not texts and not (allow_empty and not removed):
             raise InputError(
                 "Corpus.from_texts: no texts (an empty sequence)" if not removed
                 else f"Corpus.from_texts: all {num_in} documents have a missing label"
@@ -559,7 +568,7 @@ class Corpus:
         if vocabulary is not None:
             dropped.append(("not in the given vocabulary", sum(map(len, found.documents)) - int(lengths.sum())))
         corpus = cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
-        if vocabulary is None:
+        if vocabulary is None and corpus.num_docs:
             keep, by_filter = select_words(
                 vocab, corpus.document_frequencies(), corpus.word_counts(), corpus.num_docs, **filters
             )
@@ -577,7 +586,7 @@ class Corpus:
             None if labels is None else len(removed),
             removed,
         )
-        if corpus.num_tokens == 0:
+        if corpus.num_tokens == 0 and not allow_empty:
             if step.tokens_in == 0:
                 skipped = f" ({step.skipped_characters:,} letters/digits outside every token)" if step.skipped_characters else ""
                 why = f"none of the {corpus.num_docs:,} texts contains a token of token_pattern {tok.token_pattern!r}{skipped}"
@@ -597,6 +606,7 @@ class Corpus:
         label_names: Sequence[str] | None = None,
         *,
         missing_labels: str = "error",
+        allow_empty: bool = False,
     ) -> "Corpus":
         """Build a corpus from a ``[D, V]`` matrix of nonnegative integer counts.
 
@@ -604,10 +614,13 @@ class Corpus:
         only if they are whole numbers, bool entries count 0/1. Document ``d`` gets word ``v``
         repeated ``matrix[d, v]`` times, in increasing word-id order. ``vocabulary`` has ``V``
         distinct words. ``missing_labels`` as for :meth:`from_texts`. A matrix without rows,
-        or with only zeros, is an :class:`InputError` (the corpus would be empty).
+        or with only zeros, is an :class:`InputError` (the corpus would be empty), unless
+        ``allow_empty=True`` (documents to score, as for :meth:`from_texts`): then it is the
+        corpus of its ``D`` rows without tokens (``D = 0`` for no rows).
         """
         vocab = check_vocabulary(vocabulary)
         _check_missing_option(missing_labels)
+        _check_flag("allow_empty", allow_empty)
         if isinstance(matrix, (str, bytes)):
             raise InputTypeError("the document-term matrix must be a 2-D [D, V] array, not a string")
         if hasattr(matrix, "tocsr"):  # scipy.sparse
@@ -624,7 +637,7 @@ class Corpus:
                 f"document-term matrix has {mat.shape[1]} columns but the vocabulary has {len(vocab)} words"
             )
         num_in = mat.shape[0]
-        if num_in == 0:
+        if num_in == 0 and not allow_empty:
             raise InputError("the document-term matrix has no rows (documents); the corpus would be empty")
         _, labels, removed = _drop_missing(range(num_in), labels, missing_labels, "matrix rows")
         if removed:
@@ -645,7 +658,7 @@ class Corpus:
         total = int(counts.sum())
         if total > MAX_TOKENS:
             raise InputError(f"the document-term matrix holds {total:,} tokens, more than {MAX_TOKENS:,}")
-        if total == 0:
+        if total == 0 and not allow_empty:
             raise InputError("every entry of the document-term matrix is zero; the corpus would be empty")
         words = np.repeat(np.asarray(cols, dtype=np.int32), counts)
         token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

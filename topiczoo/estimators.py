@@ -24,7 +24,11 @@ For texts, the training vocabulary is the words of the training texts; words of 
 outside it are dropped with a :class:`~topiczoo.errors.DataLossWarning` giving the count, as
 the command line does. Training documents without any token are left out of the fit with a
 :class:`~topiczoo.errors.DataLossWarning` (the samplers need tokens; the named data sets drop
-them too); a test document without tokens gets the prior's prediction (and a warning).
+them too). At ``predict`` (and ``predict_proba``, ``decision_function``, ``transform``) every
+document without tokens (a row of zeros, a matrix of zeros, a text without a word of the
+training vocabulary) gets the prior's prediction, the same for all of them, with a
+:class:`~topiczoo.errors.DataLossWarning` giving the count; no rows (or no texts) give an
+output without rows.
 
 **Defaults** are small enough for a laptop and a corpus of a few thousand documents: 10 topics,
 2 chains of 100 Gibbs iterations (half burn-in, 5 snapshots), test chains of 20 burn-in sweeps
@@ -143,14 +147,9 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
             corpus = Corpus.from_texts(texts, labels, tokenizer=tokenizer)
             self.vocabulary_ = tuple(corpus.vocabulary)
             return corpus
-        try:
-            corpus = Corpus.from_texts(texts, tokenizer=tokenizer)
-        except InputError as err:
-            if texts and "the corpus would be empty" not in str(err):
-                raise
-            # no token in any text (or no text): every document gets the prior's proportions
-            return Corpus(np.zeros(0, np.int32), np.zeros(len(texts) + 1, np.int64),
-                          self.vocabulary_)
+        # no token in a text (or in any): those documents get the prior's prediction, with
+        # a warning (predict's), as the rows of zeros of a matrix do
+        corpus = Corpus.from_texts(texts, tokenizer=tokenizer, allow_empty=True)
         corpus, dropped = corpus.restrict_vocabulary(self.vocabulary_)
         if dropped:
             warnings.warn(f"{dropped} of {corpus.num_tokens + dropped} tokens are outside the "
@@ -182,14 +181,16 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         kwargs = dict(accept_sparse=("csr", "csc", "coo"), reset=fitting)
         if fitting:
             X, y = validate_data(self, X, y, y_numeric=self._kind == "regression", **kwargs)
-        else:
-            X = validate_data(self, X, **kwargs)
-        check_non_negative(X, f"{type(self).__name__} (X must hold word counts)")
+        else:  # no rows is no documents to score (as no texts is), not an error
+            X = validate_data(self, X, ensure_min_samples=0, **kwargs)
+        if X.shape[0]:  # (scikit-learn's check cannot take a matrix without rows)
+            check_non_negative(X, f"{type(self).__name__} (X must hold word counts)")
         if fitting:
             vocabulary = _vocabulary_of(self, X.shape[1])
             self.vocabulary_ = vocabulary
             return Corpus.from_document_term(X, vocabulary, self._encode_y(y)), y
-        return Corpus.from_document_term(X, self.vocabulary_), None
+        # rows of zeros (or a matrix of them) get the prior's prediction, with predict's warning
+        return Corpus.from_document_term(X, self.vocabulary_, allow_empty=True), None
 
     @staticmethod
     def _drop_empty(corpus: Corpus) -> Corpus:
@@ -291,11 +292,17 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         return self
 
     def _prediction(self, X, keep_zbar: bool = False):
-        from topiczoo.predict import predict
+        """The Prediction of ``X``; called by the public methods, so that the warning about
+        documents without tokens points at their caller."""
+        from topiczoo.predict import predict, warn_empty_test_documents
 
         corpus, _ = self._corpus(X, fitting=False)
-        return predict(self.result_, corpus, keep_zbar=keep_zbar,
-                       **self._predict_kwargs(self.seed_))
+        warn_empty_test_documents(corpus, stacklevel=3)  # _prediction, the method, its caller
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "[0-9]+ of [0-9]+ test documents have no tokens",
+                                    DataLossWarning)  # said above
+            return predict(self.result_, corpus, keep_zbar=keep_zbar,
+                           **self._predict_kwargs(self.seed_))
 
     def transform(self, X) -> np.ndarray:
         """Topic proportions zbar of the documents ``X``: float64 [D, K], the mean over the
