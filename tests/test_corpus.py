@@ -683,7 +683,7 @@ def test_ids_with_digits_are_words_by_default():
         (b"bytes", "not a single bytes object"),
         ({"a text", "another"}, "ordered sequence"),
         ({"d0": "a text"}, "ordered sequence"),
-        (["fine", None], r"texts\[1\] is NoneType, expected str"),
+        (["fine", None], r"texts\[1\] is missing \(None\); every document needs a str"),
         (42, "ordered sequence"),
     ],
 )
@@ -691,6 +691,33 @@ def test_texts_must_be_a_sequence_of_str(texts, match):
     # from_texts("one string") used to make one document per character
     with pytest.raises(InputTypeError, match=match):
         Corpus.from_texts(texts)
+
+
+def test_token_lists_and_data_frames_are_named_with_what_to_do():
+    """A user's report: ragged token-id lists and a DataFrame of texts gave raw numpy errors
+    (or, from_texts(frame), one document per column name)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"id": [1, 2], "body": ["apple pie", "cherry tart"]})
+    with pytest.raises(InputTypeError, match=r"texts is a pandas DataFrame \(2 rows, columns "
+                                             r"'id', 'body'\); pass its column of texts, e.g. "
+                                             r"frame\['body'\]"):
+        Corpus.from_texts(frame)
+    assert Corpus.from_texts(frame["body"]).num_docs == 2
+    with pytest.raises(InputTypeError, match=r"texts\[0\] is a list of 2 items, not a str: .*"
+                                             r"' '.join\(tokens\)"):
+        Corpus.from_texts([["apple", "pie"], ["cherry"]])
+    with pytest.raises(InputTypeError, match=r"texts\[1\] is missing \(None\)"):
+        Corpus.from_texts(["apple pie", None])
+    docs = [[0, 1, 0], [3, 2]]
+    with pytest.raises(InputError, match=r"words must be one flat \[N\] array of word ids.*got 2 "
+                                         r"sequences of lengths 3, 2: the corpus of token-id lists"):
+        Corpus(docs, [0, 3, 5], VOCAB)
+    corpus = Corpus(np.concatenate(docs), np.cumsum([0, *map(len, docs)]), VOCAB)  # the recipe
+    assert corpus.document_words(1) == ["date", "cherry"]
+    with pytest.raises(InputError, match=r"each row V = 4 counts; got 2 rows of lengths 3, 2 "
+                                         r"\(token-id lists docs\?"):
+        Corpus.from_document_term(docs, VOCAB)
 
 
 def test_missing_labels_are_named_or_dropped_with_a_warning():

@@ -99,9 +99,9 @@ def test_regressors_and_texts_with_unknown_words():
         assert est.transform(["", "  "]).shape == (2, 2)
     assert caught[0].filename == __file__  # the warning points at the caller
     assert est.transform([]).shape == (0, 2)
-    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+    with pytest.raises(TypeError, match=r"texts\[0\] is missing \(None\)"):
         est.transform([None])
-    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+    with pytest.raises(TypeError, match=r"texts\[0\] is missing \(None\)"):
         GSLDAClassifier(2, **FAST).fit([None] + texts[1:], labels)
     with pytest.raises(TypeError, match="y mixes strings and numbers"):
         GSLDAClassifier(2, **FAST).fit(texts, ["a"] + labels[1:])
@@ -164,6 +164,34 @@ def test_every_kind_of_empty_input_at_predict_gets_the_prior_with_a_warning():
             assert texts.predict(words).shape == (2,)
     with pytest.raises(ValueError, match="every entry of the document-term matrix is zero"):
         GSLDAClassifier(2, **FAST).fit(np.zeros((2, 8), int), [0, 1])  # fitting needs tokens
+
+
+def test_token_lists_and_text_frames_are_clear_errors_and_a_series_of_texts_works():
+    """A user's report: ragged token-id lists and a DataFrame text column gave raw numpy and
+    pandas errors. They are errors saying what X was and what is expected; a pandas Series
+    of texts (any index, str or object dtype) is texts."""
+    import pandas as pd
+
+    expected = r"takes a \[D, V\] document-term matrix of word counts .* or a sequence of D texts"
+    frame = pd.DataFrame({"n": range(12), "text": ["goal match team", "chip code data"] * 6})
+    for X, message in (
+            ([[0, 1, 2], [1, 2]], r"X holds 2 sequences of lengths 3, 2 \(token-id lists, one per "
+                                  r"document\?\): count them into a matrix, for lists docs "
+                                  r"Corpus\(np.concatenate\(docs\)"),
+            ([["goal", "team"], ["chip"]], r"\(token lists, one per document\?\): join each "),
+            (np.array([[0, 1, 2], [1, 2]], dtype=object), "X holds 2 sequences of lengths 3, 2"),
+            (frame, r"X is a DataFrame with text in column\(s\) 'text': pass the column of "
+                    r"texts, X\['text'\]"),
+            (frame[["text"]].to_numpy().astype(str), r"X is a \(12, 1\) array of str")):
+        with pytest.raises(TypeError, match=expected + ".*" + message):
+            GSLDAClassifier(2, **FAST).fit(X, [0, 1] * (len(X) // 2))
+    est = GSLDAClassifier(2, **FAST).fit(frame["text"], pd.Series([0, 1] * 6, index=range(5, 17)))
+    texts = pd.Series(["goal team", "chip data"], index=[7, 3], dtype="string")
+    assert list(est.predict(texts)) == list(est.predict(["goal team", "chip data"]))
+    with pytest.raises(TypeError, match=r"texts\[1\] is missing \(nan\); every document needs a "):
+        est.predict(pd.Series(["goal team", None]))
+    with pytest.raises(TypeError, match="X is a DataFrame with text in column"):
+        est.predict(frame)
 
 
 @pytest.mark.parametrize("X, y, error, message", [

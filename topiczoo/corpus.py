@@ -169,20 +169,75 @@ def _warn_losses(step: Losses, num_docs: int, where: str) -> None:
         warnings.warn(f"{where}: " + "; ".join(parts) + " (corpus.report() lists every drop)", DataLossWarning, stacklevel=3)
 
 
+def nested_lengths(x) -> list[int] | None:
+    """The lengths of ``x``'s items when ``x`` is a list, tuple or 1-D object array whose
+    items are all sequences (lists, tuples, arrays; not str), such as token-id lists, one per
+    document; None otherwise."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind != "O" or x.ndim != 1:
+            return None
+    elif not isinstance(x, (list, tuple)):
+        return None
+    if not len(x) or not all(isinstance(item, (list, tuple, np.ndarray)) for item in x):
+        return None
+    return [len(item) for item in x]
+
+
+def describe_lengths(lengths: list[int]) -> str:
+    shown = ", ".join(map(str, lengths[:5]))
+    return shown + (f", ... ({len(lengths)} in all)" if len(lengths) > 5 else "")
+
+
+#: the corpus of per-document token-id lists ``docs`` (word ids into ``vocabulary``)
+TOKEN_ID_RECIPE = "Corpus(np.concatenate(docs), np.cumsum([0, *map(len, docs)]), vocabulary)"
+
+
+def text_columns(frame) -> list[str]:
+    """The columns of a pandas DataFrame that hold text (str values)."""
+    out = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind in "OUS" and any(isinstance(v, str) for v in column.head(100)):
+            out.append(str(name))
+    return out
+
+
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, (str, bytes)):
         raise InputTypeError(
             "Corpus.from_texts takes a sequence of texts, one str per document, not a single "
             f"{'string' if isinstance(texts, str) else 'bytes object'}; for one document pass [text]"
         )
+    if hasattr(texts, "columns") and hasattr(texts, "iloc"):  # a DataFrame iterates its names
+        columns = text_columns(texts) or [str(c) for c in texts.columns]
+        raise InputTypeError(
+            f"texts is a pandas DataFrame ({texts.shape[0]} rows, columns "
+            f"{', '.join(map(repr, map(str, texts.columns)))}); pass its column of texts, "
+            f"e.g. frame[{columns[0]!r}] (a Series of str, one per document)"
+        )
     if isinstance(texts, (set, frozenset, Mapping)) or not isinstance(texts, Iterable):
         raise InputTypeError(
             f"texts must be an ordered sequence of str (document d is texts[d]), got {type(texts).__name__}"
         )
+    if isinstance(texts, np.ndarray) and texts.ndim != 1:
+        raise InputTypeError(f"texts must be a 1-D sequence of D str, got an array of shape {texts.shape}")
     texts = list(texts)
     for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        if isinstance(t, str):
+            continue
+        if isinstance(t, (list, tuple, np.ndarray)):
+            raise InputTypeError(
+                f"texts[{i}] is a {type(t).__name__} of {len(t)} items, not a str: from_texts takes "
+                "one text per document. For documents split into tokens already, join each "
+                "into one str (' '.join(tokens)); the corpus of token-id lists docs is "
+                + TOKEN_ID_RECIPE
+            )
+        if t is None or type(t).__name__ == "NAType" or (isinstance(t, float) and t != t):
+            raise InputTypeError(
+                f"texts[{i}] is missing ({t!r}); every document needs a str (use '' for a "
+                "document without text)"
+            )
+        raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
     return texts
 
 
@@ -626,6 +681,13 @@ class Corpus:
         if hasattr(matrix, "tocsr"):  # scipy.sparse
             mat = matrix.tocsr(copy=True)
         else:
+            lengths = nested_lengths(matrix)
+            if lengths is not None and len(set(lengths)) > 1:
+                raise InputError(
+                    f"the document-term matrix must be a 2-D [D, V] array of counts, each row "
+                    f"V = {len(vocab)} counts; got {len(lengths)} rows of lengths "
+                    f"{describe_lengths(lengths)} (token-id lists docs? their corpus is {TOKEN_ID_RECIPE})"
+                )
             try:
                 mat = np.asarray(matrix)
             except (ValueError, TypeError) as err:
@@ -925,6 +987,14 @@ def _same(value, default) -> bool:
 def _as_index_array(x, name: str, shape: str) -> np.ndarray:
     if isinstance(x, (str, bytes)):
         raise InputTypeError(f"{name} must be a 1-D {shape} integer array, not a string")
+    lengths = nested_lengths(x)
+    if lengths is not None and name == "words":
+        raise InputError(
+            f"words must be one flat [N] array of word ids, the documents one after another "
+            f"(doc_offsets [D+1] says where each starts); got {len(lengths)} sequences of "
+            f"lengths {describe_lengths(lengths)}: the corpus of token-id lists docs, one per "
+            "document, is " + TOKEN_ID_RECIPE
+        )
     try:
         a = np.asarray(x)
     except (ValueError, TypeError) as err:

@@ -18,8 +18,12 @@ estimator                     registry entry                              ``scor
 
 **Input.** ``X`` is either a ``[D, V]`` document-term matrix of non-negative whole-number
 counts (numpy array or scipy.sparse; checked with scikit-learn's ``validate_data``, so NaN,
-infinite, negative or fractional entries are clear errors), or a list of ``D`` texts, tokenized
-by the ``tokenizer`` parameter (a :class:`topiczoo.text.Tokenizer`; default ``Tokenizer()``).
+infinite, negative or fractional entries are clear errors), or a sequence of ``D`` texts (a
+list, a 1-D array or a pandas Series of str), tokenized by the ``tokenizer`` parameter (a
+:class:`topiczoo.text.Tokenizer`; default ``Tokenizer()``). Per-document token-id or token
+lists, a DataFrame with text columns and a 2-D array of str are errors saying what to pass
+instead (token-id lists of equal lengths cannot be told from a matrix of counts given as
+nested lists, and are read as one).
 For texts, the training vocabulary is the words of the training texts; words of later texts
 outside it are dropped with a :class:`~topiczoo.errors.DataLossWarning` giving the count, as
 the command line does. Training documents without any token are left out of the fit with a
@@ -69,7 +73,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
                                       check_non_negative, column_or_1d, validate_data)
 
-from topiczoo.corpus import Corpus
+from topiczoo.corpus import (TOKEN_ID_RECIPE, Corpus, describe_lengths, nested_lengths,
+                             text_columns)
 from topiczoo.errors import DataLossWarning, InputError, InputTypeError
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
@@ -104,6 +109,38 @@ def _vocabulary_of(estimator, num_words: int) -> tuple:
     if names is not None:
         return tuple(str(n) for n in names)
     return tuple(f"w{i}" for i in range(num_words))
+
+
+_X_FORMS = ("a [D, V] document-term matrix of word counts (numpy, scipy.sparse or a numeric "
+            "DataFrame) or a sequence of D texts (str, e.g. a list or a pandas Series)")
+
+
+def _check_form(X, name: str) -> None:
+    """Clear errors for the forms of X a user may try that are neither counts nor texts:
+    per-document token-id or token lists, a DataFrame of text columns, a 2-D array of str."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
+        columns = text_columns(X)
+        if columns:
+            raise InputTypeError(
+                f"{name} takes {_X_FORMS}; X is a DataFrame with text in column(s) "
+                f"{', '.join(map(repr, columns))}: pass the column of texts, "
+                f"X[{columns[0]!r}] (a Series of D str)")
+        return
+    lengths = nested_lengths(X)
+    if lengths is not None:
+        tokens = any(isinstance(t, str) for doc in X for t in doc)
+        if tokens or len(set(lengths)) > 1:
+            what = "token lists" if tokens else "token-id lists"
+            recipe = ("join each document's tokens into one text (' '.join(tokens))" if tokens
+                      else "count them into a matrix, for lists docs "
+                      + TOKEN_ID_RECIPE + ".document_term_matrix()")
+            raise InputTypeError(
+                f"{name} takes {_X_FORMS}; X holds {len(lengths)} sequences of lengths "
+                f"{describe_lengths(lengths)} ({what}, one per document?): {recipe}")
+    if hasattr(X, "shape") and hasattr(X, "dtype") and len(X.shape) == 2 \
+            and X.dtype.kind in "US":
+        raise InputTypeError(f"{name} takes {_X_FORMS}; X is a {X.shape} array of str: texts "
+                             "are a 1-D sequence, one str per document")
 
 
 def _is_texts(X) -> bool:
@@ -158,6 +195,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     def _corpus(self, X, y=None, *, fitting: bool) -> tuple[Corpus, np.ndarray | None]:
         """The corpus of ``X`` (with ``y`` coded for the model when fitting) and y as given."""
+        _check_form(X, type(self).__name__)
         if fitting:
             _check_label_types(y)
         # after a fit on texts, a list is texts whatever it holds (from_texts names a None)
