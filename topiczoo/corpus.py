@@ -48,10 +48,12 @@ import numpy as np
 from .errors import DataLossWarning, InputError, InputTypeError
 from .labels import (
     LABEL_KINDS,
+    ClassIdNames,
     check_classes,
     check_kind,
     check_label_names,
     check_labels,
+    class_values,
     missing_label_positions,
     normalize_labels,
     readonly,
@@ -412,6 +414,19 @@ class Corpus:
         if self.label_names is not None:
             return len(self.label_names)
         return int(self.labels.max()) + 1 if self.labels.size else 0
+
+    @property
+    def classes(self) -> np.ndarray | None:
+        """What the class ids ``0..L-1`` stand for (``None`` for ratings or no labels): the
+        class names, str ``[L]``, when the classes are named (labels given as class names,
+        encoded in sorted order unless ``label_names`` gives the order, or ids with
+        ``label_names``); the ids, int64 ``[L]``, for unnamed class ids. For multi-label
+        corpora, what the ``L`` columns stand for. ``corpus.classes[corpus.labels]`` gives
+        the labels as they were given; predictions give them back the same way
+        (:meth:`Prediction.labels <topiczoo.predict.Prediction.labels>`)."""
+        if self.num_classes is None:
+            return None
+        return class_values(self.label_names, self.num_classes)
 
     def word_counts(self) -> np.ndarray:
         """int64 ``[V]``: number of tokens of each word in the corpus."""
@@ -831,7 +846,7 @@ class Corpus:
         if names is None and labels is not None and labels.ndim == 1 and self.num_classes:
             # class ids without names: name them, so the subset keeps the corpus's classes
             # (its own largest id could be lower: a test part without the last class)
-            names = tuple(str(c) for c in range(self.num_classes))
+            names = ClassIdNames(str(c) for c in range(self.num_classes))
         return Corpus(self.words[positions], offsets, self.vocabulary, labels, names, self.losses + (step,))
 
     def restrict_vocabulary(self, vocabulary: Sequence[str]) -> tuple["Corpus", int]:

@@ -420,8 +420,7 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Class labels [D] (values of ``classes_``)."""
-        labels = self._prediction(X).labels(self.strategy)
-        return self.classes_[labels]
+        return self.classes_[self._prediction(X).class_ids(self.strategy)]
 
 
 class _Regressor(RegressorMixin, _TopicModelEstimator):

@@ -18,7 +18,8 @@ import numpy as np
 
 from .errors import InputError, InputTypeError
 
-__all__ = ["LABEL_KINDS", "check_labels", "missing_label_positions", "normalize_labels"]
+__all__ = ["LABEL_KINDS", "ClassIdNames", "check_labels", "class_values",
+           "missing_label_positions", "normalize_labels"]
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -83,10 +84,33 @@ def take_labels(labels, keep: np.ndarray):
     return [rows[i] for i in keep]
 
 
+class ClassIdNames(tuple):
+    """The names ``"0"``, ..., ``"L-1"`` that stand for class ids without names.
+
+    :meth:`Corpus.subset <topiczoo.corpus.Corpus.subset>` gives them to a part of a corpus of
+    unnamed class ids, so that the part keeps the corpus's number of classes (its own largest
+    id may be lower). They compare, hash and print as the plain tuple; what the classes stand
+    for stays the ids themselves (:func:`class_values`), so predictions give back ints.
+    """
+
+    __slots__ = ()
+
+
+def class_values(names, num_classes: int) -> np.ndarray:
+    """What class ids ``0..L-1`` stand for: the class names, str ``[L]``, when the classes are
+    named (class names given as labels, or ``label_names``); the ids themselves, int64 ``[L]``,
+    when they are not (``names`` None or :class:`ClassIdNames`)."""
+    if names is None or isinstance(names, ClassIdNames):
+        return np.arange(num_classes, dtype=np.int64)
+    if len(names) != num_classes:
+        raise InputError(f"{len(names)} label_names for {num_classes} classes")
+    return np.asarray(names, dtype=str)
+
+
 def check_label_names(names) -> tuple[str, ...] | None:
     """``label_names`` as a tuple of str (None stays None); InputTypeError otherwise."""
-    if names is None:
-        return None
+    if names is None or type(names) is ClassIdNames:
+        return names
     if isinstance(names, (str, bytes)):
         raise InputTypeError("label_names must be a sequence of str, not a single string")
     if isinstance(names, (set, frozenset, Mapping)) or not isinstance(names, Iterable):
