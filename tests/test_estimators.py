@@ -74,6 +74,54 @@ def test_classifiers_fit_predict_proba_transform_score():
     assert multi.predict_proba(X3).shape == (24, 3) and multi.decision_function(X3).shape == (24, 3)
 
 
+def _multilabel_counts(num_docs=30, labels=3, seed=0):
+    """Documents of 4 words per label they have (each label its own 4 words), [D, L] y."""
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((num_docs, labels), np.int64)
+    Y[np.arange(num_docs), np.arange(num_docs) % labels] = 1  # every document has a label
+    Y |= rng.random((num_docs, labels)) < 0.3
+    phi = np.kron(np.eye(labels), np.full(4, 0.25))
+    X = np.stack([sum(rng.multinomial(8, phi[l]) for l in np.flatnonzero(row)) for row in Y])
+    return X, Y
+
+
+def test_classifiers_take_a_multi_label_indicator_y():
+    """A user's report: 2-D multi-label y was refused though the models support it. A [D, L]
+    0/1 y fits one task per label (gslda / medlda); predict gives [D, L] 0/1 as scikit-learn's
+    multi-label classifiers do, classes_ is arange(L), score the subset accuracy."""
+    from sklearn.metrics import accuracy_score
+
+    X, Y = _multilabel_counts()
+    settings = {**FAST, "num_iterations": 20}
+    for cls in (GSLDAClassifier, MedLDAClassifier):
+        est = cls(4, c=4, **settings).fit(X, Y)
+        assert est.result_.model.describe()["model"] == cls._entries["binary"]
+        assert est.result_.task.kind == "multilabel" and list(est.classes_) == [0, 1, 2]
+        predicted = est.predict(X)
+        assert predicted.shape == (30, 3) and predicted.dtype == np.int64
+        decision = est.decision_function(X)
+        assert decision.shape == (30, 3)
+        np.testing.assert_array_equal((decision > 0).astype(int), predicted)
+        assert est.score(X, Y) == accuracy_score(Y, predicted)
+        assert accuracy_score(Y.ravel(), predicted.ravel()) > 0.7  # per label
+        # a list of lists is the same y
+        again = cls(4, c=4, **settings).fit(X, Y.tolist()).predict(X)
+        np.testing.assert_array_equal(again, predicted)
+    gslda = GSLDAClassifier(4, c=4, **settings).fit(X, Y)
+    proba = gslda.predict_proba(X)  # each label's probability: rows need not sum to 1
+    assert proba.shape == (30, 3) and np.all((proba > 0) & (proba < 1))
+    np.testing.assert_array_equal(proba.round().astype(int), gslda.predict(X))
+    texts = [" ".join(w for l in np.flatnonzero(row) for w in (f"a{l}", f"b{l}", f"c{l}"))
+             for row in Y]
+    on_texts = GSLDAClassifier(4, c=4, **settings).fit(texts, Y)
+    assert on_texts.predict(texts[:5]).shape == (5, 3)
+    with pytest.raises(ValueError, match=r"a 2-D y must be a \[D, L\] 0/1 indicator matrix "
+                                         r"\(multi-label.*got shape \(30, 3\) with values 0, 2"):
+        GSLDAClassifier(2, **FAST).fit(X, 2 * Y)
+    with pytest.raises(ValueError, match="y should be a 1d array"):  # regressors: one response
+        MedLDARegressor(2, **FAST).fit(X, Y.astype(float))
+
+
 def test_regressors_and_texts_with_unknown_words():
     X, y = _counts()
     ratings = y + 0.1 * np.arange(24) / 24

@@ -48,6 +48,13 @@ validation metric (accuracy, predictive R^2) and refits on all of ``X`` with it;
 used and ``cv_results_`` the table. scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the
 same from the outside.
 
+**Multi-label y.** The classifiers also take ``y`` as a ``[D, L]`` 0/1 indicator matrix
+(scikit-learn's "multilabel-indicator"): the binary model (``gslda``, ``medlda``) then has one
+task per label on shared topics; ``predict`` gives ``[D, L]`` 0/1 (int64), ``classes_`` is
+``arange(L)``, ``decision_function`` and ``predict_proba`` give ``[D, L]`` (each label's own
+score and probability) and ``score`` is the subset accuracy, as for scikit-learn's
+multi-label classifiers.
+
 **Probabilities.** :class:`GSLDAClassifier` has ``predict_proba``: sigmoid of the averaged
 score ``eta . zbar`` (two classes), or, for more classes, the per-class sigmoids normalised to
 sum to one (the multi-task model scores each class one-vs-rest; the argmax of both is the
@@ -68,6 +75,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
@@ -75,7 +83,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 
 from topiczoo.corpus import (TOKEN_ID_RECIPE, Corpus, describe_lengths, nested_lengths,
                              text_columns)
-from topiczoo.errors import DataLossWarning, InputError, InputTypeError
+from topiczoo.errors import DataLossWarning, InputTypeError
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
 # the search for c lives in topiczoo.tuning; its names stay importable from here
@@ -202,7 +210,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         if _is_texts(X) or (not fitting and isinstance(X, (list, tuple))
                             and not hasattr(self, "n_features_in_")):
             if fitting:
-                y = column_or_1d(y, warn=True)
+                y = y if self._multilabel_y(y) else column_or_1d(y, warn=True)
                 check_consistent_length(X, y)
                 labels = self._encode_y(y)
             else:
@@ -218,7 +226,8 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                                  "not a document-term matrix")
         kwargs = dict(accept_sparse=("csr", "csc", "coo"), reset=fitting)
         if fitting:
-            X, y = validate_data(self, X, y, y_numeric=self._kind == "regression", **kwargs)
+            X, y = validate_data(self, X, y, y_numeric=self._kind == "regression",
+                                 multi_output=self._multilabel_y(y), **kwargs)
         else:  # no rows is no documents to score (as no texts is), not an error
             X = validate_data(self, X, ensure_min_samples=0, **kwargs)
         if X.shape[0]:  # (scikit-learn's check cannot take a matrix without rows)
@@ -246,6 +255,10 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     def _encode_y(self, y):
         return y
+
+    def _multilabel_y(self, y) -> bool:
+        """Whether ``y`` is [D, L] with L > 1 (the classifiers' multi-label y)."""
+        return False
 
     # ------------------------------------------------------------------ settings
     def _entry(self, corpus):
@@ -290,7 +303,8 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit / predict
     def fit(self, X, y):
         """Fit the model on documents ``X`` (``[D, V]`` counts or ``D`` texts) and responses
-        ``y`` ``[D]`` (class labels or real ratings). Returns self."""
+        ``y``: ``[D]`` class labels or real ratings, or (classifiers) a ``[D, L]`` 0/1
+        indicator matrix of multi-label data. Returns self."""
         from topiczoo.fit import fit
 
         self._check_settings()
@@ -401,7 +415,29 @@ def _with_shared_doc(cls):
 class _Classifier(ClassifierMixin, _TopicModelEstimator):
     _kind = "binary"
 
+    def _multilabel_y(self, y) -> bool:
+        if sp.issparse(y):
+            return len(y.shape) == 2 and y.shape[1] > 1
+        try:
+            shape = np.shape(y)
+        except (ValueError, TypeError):  # ragged: scikit-learn's checks say what is wrong
+            return False
+        return len(shape) == 2 and shape[1] > 1
+
     def _encode_y(self, y):
+        if self._multilabel_y(y):
+            y = y.toarray() if sp.issparse(y) else np.asarray(y)
+            if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+                values = np.unique(y)
+                shown = ", ".join(map(str, values[:6].tolist())) + (", ..." if len(values) > 6
+                                                                     else "")
+                raise ValueError(
+                    f"{type(self).__name__}: a 2-D y must be a [D, L] 0/1 indicator matrix "
+                    f"(multi-label: column l is 1 where the document has label l), got "
+                    f"shape {y.shape} with values {shown}; for one class per document give "
+                    "y as [D] class labels")
+            self.classes_ = np.arange(y.shape[1])  # as scikit-learn's multi-label classifiers
+            return y.astype(np.int64)
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:  # scikit-learn's wording
@@ -410,17 +446,31 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
         return encoded.astype(np.int64)
 
     def _entry(self, corpus):
-        return REGISTRY[self._entries["binary" if len(self.classes_) == 2 else "multiclass"]]
+        # the binary models take [D, L] 0/1 labels too: one task per label
+        binary = len(self.classes_) == 2 or corpus.label_kind == "multilabel"
+        return REGISTRY[self._entries["binary" if binary else "multiclass"]]
+
+    def _multilabel(self) -> bool:
+        return self.result_.task.kind == "multilabel"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True  # [D, L] 0/1 y: one task per label
+        tags.target_tags.multi_output = True
+        return tags
 
     def decision_function(self, X) -> np.ndarray:
         """Averaged scores eta . zbar: [D] for two classes (> 0: ``classes_[1]``), [D, L]
-        for more (one per class; the prediction is their argmax)."""
+        for more (one per class; the prediction is their argmax) and for multi-label y (one
+        per label; > 0: the label is predicted)."""
         scores = np.asarray(self._prediction(X).decision_scores(self.strategy), np.float64)
-        return scores[0] if scores.shape[0] == 1 else scores.T
+        return scores[0] if scores.shape[0] == 1 and not self._multilabel() else scores.T
 
     def predict(self, X) -> np.ndarray:
-        """Class labels [D] (values of ``classes_``)."""
-        return self.classes_[self._prediction(X).class_ids(self.strategy)]
+        """Class labels [D] (values of ``classes_``), or for multi-label y 0/1 indicators
+        int64 [D, L]."""
+        ids = self._prediction(X).class_ids(self.strategy)
+        return ids if self._multilabel() else self.classes_[ids]
 
 
 class _Regressor(RegressorMixin, _TopicModelEstimator):
@@ -483,8 +533,11 @@ class GSLDAClassifier(_Classifier):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities [D, L] in the order of ``classes_``: two classes,
         ``[1 - p, p]`` with p = sigmoid of the averaged score; more classes, the per-class
-        sigmoids normalised to sum to one (see the module docstring)."""
+        sigmoids normalised to sum to one (see the module docstring); multi-label y, each
+        label's probability, the sigmoid of its averaged score (rows need not sum to one)."""
         p = np.asarray(self._prediction(X).probabilities(self.strategy), np.float64)
+        if self._multilabel():
+            return p.reshape(-1, len(self.classes_))
         if p.ndim == 1:
             return np.stack([1.0 - p, p], axis=1)
         return p / p.sum(axis=1, keepdims=True)
