@@ -337,9 +337,52 @@ def test_c_cv_in_the_estimator_refits_with_the_chosen_c():
     X, y = _counts(num_docs=24)
     est = MedLDARegressor(2, c="cv", c_grid=[1.0, 64.0], cv_folds=2, **FAST)
     est.fit(X, y + 0.5)
-    scores = est.cv_results_.scores.mean(1)
+    scores = est.c_tuning_.scores.mean(1)
     assert est.c_ == (1.0, 64.0)[int(np.argmax(scores))]
     assert est.result_.model.response.c == est.c_ and est.get_params()["c"] == "cv"
+    # cv_results_ as scikit-learn's searches have it (a user's report: it meant something
+    # else), the CTuning record in c_tuning_
+    results = est.cv_results_
+    assert isinstance(results, dict) and results["params"] == [{"c": 1.0}, {"c": 64.0}]
+    np.testing.assert_array_equal(results["param_c"], [1.0, 64.0])
+    np.testing.assert_allclose(results["mean_test_score"], scores)
+    np.testing.assert_allclose(results["split1_test_score"], est.c_tuning_.scores[:, 1])
+    np.testing.assert_allclose(results["std_test_score"], est.c_tuning_.scores.std(1))
+    assert results["params"][int(np.argmin(results["rank_test_score"]))] == {"c": est.c_}
+    assert MedLDARegressor(2, **FAST).fit(X, y + 0.5).cv_results_ is None
+
+
+def test_cv_results_rank_as_scikit_learn_ranks():
+    """rank 1 the best mean; ties share the lowest rank (scipy's rankdata "min"); NaN last."""
+    from topiczoo.tuning import CTuning
+
+    tuning = CTuning(2.0, "accuracy", (1.0, 2.0, 4.0, 8.0),
+                     np.array([[0.5, 0.5], [0.5, 1.0], [0.75, 0.75], [np.nan, 1.0]]))
+    results = tuning.cv_results()
+    assert results["rank_test_score"].tolist() == [3, 1, 1, 4]
+    assert results["rank_test_score"].dtype == np.int32
+    assert results["split0_test_score"].tolist()[:3] == [0.5, 0.5, 0.75]
+
+
+def test_random_state_takes_generators_and_messages_show_plain_numbers():
+    """A user's report: a numpy Generator was refused as random_state, and messages printed
+    np.int64(1). A Generator (or RandomState) gives one seed, reproducibly from its state."""
+    X, y = _counts()
+    seeds = [GSLDAClassifier(2, **FAST, random_state=rs).fit(X, y).seed_
+             for rs in (np.random.default_rng(5), np.random.default_rng(5),
+                        np.random.RandomState(5), 7, np.int64(7))]
+    assert seeds[0] == seeds[1] and seeds[3] == seeds[4] == 7
+    assert all(isinstance(s, int) and 0 <= s < 2**31 for s in seeds)
+    with pytest.raises(ValueError, match=r"only one class: 3$"):
+        GSLDAClassifier(2, **FAST).fit(X, np.full(24, 3))
+    with pytest.raises(ValueError, match=r"only one class: 'spam'$"):
+        GSLDAClassifier(2, **FAST).fit(X, np.array(["spam"] * 24))
+    for bad, message in ((dict(random_state=np.int64(-1)), r"or None, got -1$"),
+                         (dict(num_chains=np.int64(0)), r"num_chains must be an integer >= 1, "
+                                                        r"got 0$"),
+                         (dict(strategy=np.str_("last")), r"got 'last'$")):
+        with pytest.raises(ValueError, match=message):
+            GSLDAClassifier(2, **{**FAST, **bad}).fit(X, y)
 
 
 def test_shdp_regressor_with_the_epsilon_insensitive_loss():
@@ -357,7 +400,7 @@ def test_shdp_regressor_with_the_epsilon_insensitive_loss():
     assert fixed.result_.model.response.eps == pytest.approx(0.01)
     tuned = SHDPRegressor(2, loss="epsilon_insensitive", c="cv", c_grid=[1.0, 64.0],
                           cv_folds=2, **FAST).fit(X, ratings)
-    assert tuned.c_ == (1.0, 64.0)[int(np.argmax(tuned.cv_results_.scores.mean(1)))]
+    assert tuned.c_ == (1.0, 64.0)[int(np.argmax(tuned.c_tuning_.scores.mean(1)))]
     gaussian = SHDPRegressor(2, **FAST).fit(X, ratings)
     assert gaussian.result_.model.describe()["model"] == "shdp-gaussian" and gaussian.c_ is None
     for bad, message in ((dict(loss="huber"), "loss must be one of"),

@@ -57,6 +57,7 @@ from .labels import (
     missing_label_positions,
     normalize_labels,
     readonly,
+    shown,
     take_labels,
 )
 from .readers import MAX_TOKENS, naming_lines, read_labeled_counts, read_vocabulary
@@ -236,7 +237,7 @@ def _check_texts(texts) -> list[str]:
             )
         if t is None or type(t).__name__ == "NAType" or (isinstance(t, float) and t != t):
             raise InputTypeError(
-                f"texts[{i}] is missing ({t!r}); every document needs a str (use '' for a "
+                f"texts[{i}] is missing ({shown(t)}); every document needs a str (use '' for a "
                 "document without text)"
             )
         raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
@@ -245,12 +246,12 @@ def _check_texts(texts) -> list[str]:
 
 def _check_flag(name: str, value) -> None:
     if not isinstance(value, (bool, np.bool_)):
-        raise InputTypeError(f"{name} must be True or False, got {value!r}")
+        raise InputTypeError(f"{name} must be True or False, got {shown(value)}")
 
 
 def _check_missing_option(missing_labels) -> None:
     if not is_choice(missing_labels, MISSING_LABELS):
-        raise InputError(f"missing_labels must be 'error' or 'drop', got {missing_labels!r}")
+        raise InputError(f"missing_labels must be 'error' or 'drop', got {shown(missing_labels)}")
 
 
 def _filter_reasons(min_df, max_df, min_count, max_vocab, rank_by) -> dict[str, str]:

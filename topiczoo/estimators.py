@@ -45,8 +45,11 @@ and, for the regressors, a c chosen by cross-validation (``c="cv"``).
 :data:`~topiczoo.tuning.C_GRID_CLASSIFICATION` or
 :data:`~topiczoo.tuning.C_GRID_REGRESSION`), picks the c with the best mean
 validation metric (accuracy, predictive R^2) and refits on all of ``X`` with it; ``c_`` is the c
-used and ``cv_results_`` the table. scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the
-same from the outside.
+used, ``cv_results_`` the search as scikit-learn's searches give it (a dict of arrays:
+``params``, ``param_c``, ``split{k}_test_score``, ``mean_test_score``, ``std_test_score``,
+``rank_test_score``) and ``c_tuning_`` the :class:`~topiczoo.tuning.CTuning` record
+(``.table()`` prints it). scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the same
+from the outside.
 
 **Multi-label y.** The classifiers also take ``y`` as a ``[D, L]`` 0/1 indicator matrix
 (scikit-learn's "multilabel-indicator"): the binary model (``gslda``, ``medlda``) then has one
@@ -84,6 +87,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 from topiczoo.corpus import (TOKEN_ID_RECIPE, Corpus, describe_lengths, nested_lengths,
                              text_columns)
 from topiczoo.errors import DataLossWarning, InputTypeError
+from topiczoo.labels import shown
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
 # the search for c lives in topiczoo.tuning; its names stay importable from here
@@ -269,25 +273,30 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                 if getattr(self, name) is not None}
 
     def _seed(self) -> int:
+        """The run's seed from ``random_state``: an int is the seed itself; a RandomState or
+        a Generator gives one draw (reproducible from its state, and advancing it, as
+        scikit-learn's estimators do); None a fresh seed from the operating system."""
         rs = self.random_state
         if rs is None:
             return int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         if isinstance(rs, np.random.RandomState):
             return int(rs.randint(2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(2**31 - 1))
         if isinstance(rs, bool) or not isinstance(rs, numbers.Integral) or rs < 0:
-            raise ValueError(f"random_state must be a non-negative int, a RandomState or None, "
-                             f"got {rs!r}")
+            raise ValueError(f"random_state must be a non-negative int, a numpy RandomState or "
+                             f"Generator, or None, got {shown(rs)}")
         return int(rs)
 
     def _check_settings(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {shown(self.strategy)}")
         # num_snapshots >= 1: predict and transform run test chains from the snapshots
         for name, low in (("num_topics", 1), ("num_iterations", 1), ("num_chains", 1),
                           ("num_snapshots", 1), ("test_burnin", 0), ("test_draws", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+                raise ValueError(f"{name} must be an integer >= {low}, got {shown(value)}")
         c = getattr(self, "c", None)
         if isinstance(c, str) and c != "cv":
             raise ValueError(f"c must be a positive number or 'cv', got {c!r}")
@@ -317,7 +326,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         entry = self._entry(corpus)
         options = self._options()
         seed = self._seed()
-        self.cv_results_ = None
+        self.cv_results_, self.c_tuning_ = None, None
         tune_c = options.get("c") == "cv"
         if tune_c:
             options.pop("c")
@@ -331,7 +340,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                               predict_kwargs=self._predict_kwargs(seed),
                               strategy=self.strategy, seed=seed, progress=self.verbose)
             options["c"] = tuning.best_c
-            self.cv_results_ = tuning
+            self.cv_results_, self.c_tuning_ = tuning.cv_results(), tuning
         model = entry.build(self.num_topics, corpus=corpus, **options)
         # a relative c (the sHDP's default) in response units, as a fit's summary says it
         in_force = entry.hyperparameters(self.num_topics, corpus, **options).get("c_in_force")
@@ -394,14 +403,19 @@ _SHARED_DOC = """
         ``sf``/``sa``/``mf``/``ma`` (default ``ma``).
       sampler: the sampler of ``topiczoo.fit.fit`` (``"exact"``, the default, or ``"light"``,
         with options such as ``"light:mh_steps=3"``; README "Samplers"); not SHDPRegressor's.
-      random_state: int seed of the run (default 0), None (a fresh seed) or a RandomState.
+      random_state: int seed of the run (default 0), None (a fresh seed), or a numpy
+        RandomState or Generator (the seed is one draw from it: reproducible from its state).
       tokenizer: how texts are tokenized when X is a list of texts (a
         :class:`topiczoo.text.Tokenizer`, default ``Tokenizer()``).
       verbose: progress lines on stderr.
     Fitted attributes: ``result_`` (:class:`topiczoo.fit.FitResult`), ``vocabulary_``,
     ``n_features_in_`` (matrix input), ``c_`` (the c used, when the model has one; a relative
     default's value in response units),
-    ``cv_results_`` (:class:`CTuning` when ``c="cv"``, else None), ``seed_``.
+    ``cv_results_`` (with ``c="cv"``: the search as a dict of arrays, keys as scikit-learn's
+    ``GridSearchCV.cv_results_``: ``params``, ``param_c``, ``split{k}_test_score``,
+    ``mean_test_score``, ``std_test_score``, ``rank_test_score``; else None), ``c_tuning_``
+    (with ``c="cv"``: the :class:`~topiczoo.tuning.CTuning` record, ``.table()`` prints it;
+    else None), ``seed_``.
 """
 
 
@@ -429,12 +443,12 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
             y = y.toarray() if sp.issparse(y) else np.asarray(y)
             if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
                 values = np.unique(y)
-                shown = ", ".join(map(str, values[:6].tolist())) + (", ..." if len(values) > 6
-                                                                     else "")
+                some = ", ".join(map(str, values[:6].tolist())) + (", ..." if len(values) > 6
+                                                                    else "")
                 raise ValueError(
                     f"{type(self).__name__}: a 2-D y must be a [D, L] 0/1 indicator matrix "
                     f"(multi-label: column l is 1 where the document has label l), got "
-                    f"shape {y.shape} with values {shown}; for one class per document give "
+                    f"shape {y.shape} with values {some}; for one class per document give "
                     "y as [D] class labels")
             self.classes_ = np.arange(y.shape[1])  # as scikit-learn's multi-label classifiers
             return y.astype(np.int64)
@@ -442,7 +456,7 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:  # scikit-learn's wording
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
-                             f"data, but the data contain only one class: {self.classes_[0]!r}")
+                             f"data, but the data contain only one class: {shown(self.classes_[0])}")
         return encoded.astype(np.int64)
 
     def _entry(self, corpus):

@@ -19,7 +19,15 @@ import numpy as np
 from .errors import InputError, InputTypeError
 
 __all__ = ["LABEL_KINDS", "ClassIdNames", "check_labels", "class_values",
-           "missing_label_positions", "normalize_labels"]
+           "missing_label_positions", "normalize_labels", "shown"]
+
+
+def shown(value) -> str:
+    """``repr(value)`` for a message, numpy scalars as the Python values they hold (``1``,
+    ``'a'``, ``nan``; not ``np.int64(1)``, ``np.str_('a')``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -122,7 +130,7 @@ def check_label_names(names) -> tuple[str, ...] | None:
         elif is_int(n):
             out.append(str(int(n)))
         else:
-            raise InputTypeError(f"label_names[{i}] must be str, got {type(n).__name__}: {n!r}")
+            raise InputTypeError(f"label_names[{i}] must be str, got {type(n).__name__}: {shown(n)}")
     if len(set(out)) != len(out):
         raise InputError(f"label_names must be unique, got {tuple(out)}")
     return tuple(out)
@@ -135,9 +143,9 @@ def _labels_from_objects(y: np.ndarray) -> np.ndarray:
     for k, x in enumerate(y.flat):
         d = k // row
         if _is_missing(x):
-            raise InputError.about_document(d, f"the label is missing ({x!r}); {_MISSING_HINT}")
+            raise InputError.about_document(d, f"the label is missing ({shown(x)}); {_MISSING_HINT}")
         if isinstance(x, (bytes, np.bytes_)):
-            raise InputTypeError(f"document {d}: the label {x!r} is bytes; decode the labels to str first")
+            raise InputTypeError(f"document {d}: the label {shown(x)} is bytes; decode the labels to str first")
         if isinstance(x, str):
             kind = "str"
         elif isinstance(x, (bool, np.bool_, int, np.integer)):
@@ -146,7 +154,7 @@ def _labels_from_objects(y: np.ndarray) -> np.ndarray:
             kind = "float"
         else:
             raise InputTypeError(
-                f"document {d}: the label {x!r} is a {type(x).__name__}; labels must be numbers or str"
+                f"document {d}: the label {shown(x)} is a {type(x).__name__}; labels must be numbers or str"
             )
         first.setdefault(kind, d)
     if "str" in first and len(first) > 1:
@@ -315,9 +323,9 @@ def check_kind(kind: str, num_classes) -> tuple[str, int | None]:
     """A checked label kind (one of ``LABEL_KINDS``) and its number of classes; InputError
     naming what does not fit."""
     if not isinstance(kind, str) or kind not in LABEL_KINDS:
-        raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+        raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {shown(kind)}")
     if num_classes is not None and (not is_int(num_classes) or num_classes < 1):
-        raise InputError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+        raise InputError(f"num_classes must be an integer >= 1, got {shown(num_classes)}")
     if kind == "binary":
         if num_classes is not None and num_classes != 2:
             raise InputError(f"binary labels have 2 classes, not num_classes={num_classes}")

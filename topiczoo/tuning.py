@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiczoo.corpus import Corpus
+from topiczoo.labels import shown
 
 __all__ = ["CV_METRIC", "C_GRID_CLASSIFICATION", "C_GRID_REGRESSION", "CTuning", "choose_c",
            "default_c_grid"]
@@ -65,6 +66,26 @@ class CTuning:
             lines.append(f"{c:>8g}  {row.mean():>20.4f}  {sd:>7.4f}  "
                          + "  ".join(f"{v:>6.4f}" for v in row) + mark)
         return "\n".join(lines)
+
+    def cv_results(self) -> dict:
+        """The search as scikit-learn's ``GridSearchCV(...).cv_results_`` over ``{"c": grid}``
+        with one test score (the metric) has it: ``params`` (list of ``{"c": c}``),
+        ``param_c`` (masked float64 [len(grid)]), ``split{k}_test_score`` (float64
+        [len(grid)], fold k's metric), ``mean_test_score``, ``std_test_score`` (over the
+        folds, ddof 0 as scikit-learn's) and ``rank_test_score`` (int32, 1 = best, ties
+        share the lowest rank, NaN last). Fit and score times are not recorded (the search
+        records its total :attr:`seconds`)."""
+        scores = np.asarray(self.scores, np.float64)
+        means = scores.mean(1)
+        order = np.where(np.isnan(means), -np.inf, means)
+        rank = np.array([1 + int(np.sum(order > m)) for m in order], np.int32)
+        out = {"params": [{"c": float(c)} for c in self.grid],
+               "param_c": np.ma.MaskedArray(np.asarray(self.grid, np.float64), mask=False)}
+        for k in range(scores.shape[1]):
+            out[f"split{k}_test_score"] = scores[:, k].copy()
+        out.update(mean_test_score=means, std_test_score=scores.std(1),
+                   rank_test_score=rank)
+        return out
 
     def as_dict(self) -> dict:
         """JSON-able: best_c, metric, grid, scores [len(grid)][folds], seconds."""
@@ -113,7 +134,7 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
         raise ValueError("the c grid is empty")
     if isinstance(num_folds, bool) or not isinstance(num_folds, numbers.Integral) \
             or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
+        raise ValueError(f"num_folds must be an integer >= 2, got {shown(num_folds)}")
     options = {k: v for k, v in (options or {}).items() if k != "c"}
     for c in grid:  # bad c (e.g. a fractional c of the logistic) before any sampling
         entry.build(num_topics, corpus=corpus, **options, c=c)
