@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 from topiczoo.compare import chains_text as _chains
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.models.registry import DEFAULT_MODEL, REGISTRY
 
 def _c_value(text: str):
@@ -109,9 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                         "light: LightMedLDA, cost per token independent of K; options after a "
                         "colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
                         "exact:eta=qr or exact:eta=coordinate")
-    f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
-    f.add_argument("--iterations", type=int, default=100,
-                   help="Gibbs cycles per chain (default 100)")
+    f.add_argument("--chains", type=int, default=NUM_CHAINS,
+                   help=f"number of chains (default {NUM_CHAINS})")
+    f.add_argument("--iterations", type=int, default=NUM_ITERATIONS,
+                   help=f"Gibbs cycles per chain (default {NUM_ITERATIONS})")
     f.add_argument("--burnin", type=int, default=None,
                    help="iterations before the first snapshot (default: half of --iterations)")
     f.add_argument("--until-rhat", type=float, default=None, metavar="R",
@@ -190,8 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--sampler", action="append", default=[], metavar="MODEL:SAMPLER",
                    help="a model's sampler, e.g. medlda:light or medlda:light:mh_steps=3 "
                         "(repeatable; default exact)")
-    for flag, text in (("--iterations", "Gibbs cycles per chain (default 100)"),
-                       ("--chains", "chains per cell (default 2)"),
+    for flag, text in (("--iterations", f"Gibbs cycles per chain (default {NUM_ITERATIONS})"),
+                       ("--chains", f"chains per cell (default {NUM_CHAINS})"),
                        ("--burnin", "iterations before the first snapshot (default: half)"),
                        ("--snapshots", "training snapshots (default 5)"),
                        ("--test-burnin", "burn-in sweeps of each test chain (default 20)"),

@@ -35,9 +35,10 @@ training vocabulary) gets the prior's prediction, the same for all of them, with
 output without rows.
 
 **Defaults** are small enough for a laptop and a corpus of a few thousand documents: 10 topics,
-2 chains of 100 Gibbs iterations (half burn-in, 5 snapshots), test chains of 20 burn-in sweeps
-and 10 kept draws, averaging strategy ``"ma"``. Papers' runs use more iterations (200-1000)
-and, for the regressors, a c chosen by cross-validation (``c="cv"``).
+the chains and iterations of every interface (:mod:`topiczoo.defaults`: 4 chains of 100 Gibbs
+iterations, half burn-in, 5 snapshots), test chains of 20 burn-in sweeps and 10 kept draws,
+averaging strategy ``"ma"``. Papers' runs use more iterations (200-1000) and, for the
+regressors, a c chosen by cross-validation (``c="cv"``).
 
 **c = "cv"** (classifiers with c, :class:`MedLDARegressor`, :class:`SHDPRegressor` with
 ``loss="epsilon_insensitive"``): :func:`topiczoo.tuning.choose_c` runs a
@@ -86,6 +87,7 @@ from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
 
 from topiczoo.corpus import (TOKEN_ID_RECIPE, Corpus, describe_lengths, nested_lengths,
                              text_columns)
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.errors import DataLossWarning, InputTypeError
 from topiczoo.labels import shown
 from topiczoo.models.registry import REGISTRY
@@ -396,9 +398,9 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
 _SHARED_DOC = """
     Run settings (all checked at fit time):
-      num_iterations: Gibbs cycles per chain (default 100, half of them burn-in unless
-        ``num_burnin``); num_chains (default 2); num_snapshots: training snapshots used for
-        prediction (default 5); test_burnin, test_draws: sweeps of each test chain before its
+      num_iterations: Gibbs cycles per chain (default 100, ``topiczoo.defaults``; half of them
+        burn-in unless ``num_burnin``); num_chains (default 4); num_snapshots: training
+        snapshots used for prediction (default 5); test_burnin, test_draws: sweeps of each test chain before its
         first kept draw and kept draws (defaults 20, 10); strategy: averaging strategy,
         ``sf``/``sa``/``mf``/``ma`` (default ``ma``).
       sampler: the sampler of ``topiczoo.fit.fit`` (``"exact"``, the default, or ``"light"``,
@@ -456,7 +458,8 @@ class _Classifier(ClassifierMixin, _TopicModelEstimator):
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:  # scikit-learn's wording
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
-                             f"data, but the data contain only one class: {shown(self.classes_[0])}")
+                             "data, but the data contain only one class: "
+                             f"{shown(self.classes_[0])}")
         return encoded.astype(np.int64)
 
     def _entry(self, corpus):
@@ -512,8 +515,10 @@ class GSLDAClassifier(_Classifier):
     per class, argmax) for more.
 
     Model parameters: num_topics K (default 10); c: the logistic pseudo-likelihood's power, a
-    whole number, or ``"cv"`` to choose it from ``c_grid`` (default 1, 2, ..., 64) by
-    ``cv_folds``-fold cross-validation (default 3) on the training data; alpha (total
+    whole number (default None: the registry's, 25 for two classes and multi-label y, chosen
+    on validation splits of three binary corpora, ``studies/gslda_default_c.py``; 1 for more
+    classes, ``gslda-multitask``), or ``"cv"`` to choose it from ``c_grid`` (default 1, 2,
+    ..., 64) by ``cv_folds``-fold cross-validation (default 3) on the training data; alpha (total
     Dirichlet concentration, theta ~ Dir(alpha/K)), beta, nu2 (prior variance of eta): the
     registry's defaults (1, 0.01, 1) when None.
     """
@@ -521,10 +526,10 @@ class GSLDAClassifier(_Classifier):
     _entries = {"binary": "gslda", "multiclass": "gslda-multitask"}
     _model_options = ("c", "alpha", "beta", "nu2")
 
-    def __init__(self, num_topics=10, *, c=1.0, alpha=None, beta=None, nu2=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+    def __init__(self, num_topics=10, *, c=None, alpha=None, beta=None, nu2=None, c_grid=None,
+                 cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.alpha = alpha
@@ -579,9 +584,9 @@ class MedLDAClassifier(_Classifier):
     _model_options = ("c", "ell", "alpha", "beta", "nu2")
 
     def __init__(self, num_topics=10, *, c=1.0, ell=None, alpha=None, beta=None, nu2=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 c_grid=None, cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.ell = ell
@@ -620,9 +625,10 @@ class MedLDARegressor(_Regressor):
     _model_options = ("c", "eps", "alpha", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, c=None, eps=None, alpha=None, beta=None, nu2=None,
-                 center=None, c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None,
-                 num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 center=None, c_grid=None, cv_folds=3, num_iterations=NUM_ITERATIONS,
+                 num_burnin=None, num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20,
+                 test_draws=10, strategy="ma", sampler="exact", random_state=0, tokenizer=None,
+                 verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.eps = eps
@@ -659,9 +665,9 @@ class SLDARegressor(_Regressor):
     _model_options = ("s2", "learn_s2", "a0", "b0", "alpha", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, s2=None, learn_s2=None, a0=None, b0=None, alpha=None,
-                 beta=None, nu2=None, center=None, num_iterations=100, num_burnin=None,
-                 num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 beta=None, nu2=None, center=None, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.s2 = s2
         self.learn_s2 = learn_s2
@@ -707,10 +713,10 @@ class SHDPRegressor(_Regressor):
     _shared_options = ("alpha", "gamma", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, loss="squared_error", s2=None, learn_s2=None, c=None,
-                 eps=None, alpha=None, gamma=None, beta=None, nu2=None, center=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 eps=None, alpha=None, gamma=None, beta=None, nu2=None, center=None, c_grid=None,
+                 cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.loss = loss
         self.s2 = s2
