@@ -9,7 +9,7 @@ from topiczoo.models.responses import Logistic
 from topiczoo.models.lda import supervised_lda_declaration
 
 
-def gslda(num_topics: int, *, c: float = 1.0, alpha: float = 1.0, beta: float = 0.01,
+def gslda(num_topics: int, *, c: float = 25.0, alpha: float = 1.0, beta: float = 0.01,
           nu2: float = 1.0) -> TopicModel:
     """Logistic sLDA, pseudo-likelihood (e^omega)^(c y) / (1 + e^omega)^c, y in {0, 1}.
 

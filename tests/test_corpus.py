@@ -683,7 +683,7 @@ def test_ids_with_digits_are_words_by_default():
         (b"bytes", "not a single bytes object"),
         ({"a text", "another"}, "ordered sequence"),
         ({"d0": "a text"}, "ordered sequence"),
-        (["fine", None], r"texts\[1\] is NoneType, expected str"),
+        (["fine", None], r"texts\[1\] is missing \(None\); every document needs a str"),
         (42, "ordered sequence"),
     ],
 )
@@ -691,6 +691,33 @@ def test_texts_must_be_a_sequence_of_str(texts, match):
     # from_texts("one string") used to make one document per character
     with pytest.raises(InputTypeError, match=match):
         Corpus.from_texts(texts)
+
+
+def test_token_lists_and_data_frames_are_named_with_what_to_do():
+    """A user's report: ragged token-id lists and a DataFrame of texts gave raw numpy errors
+    (or, from_texts(frame), one document per column name)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"id": [1, 2], "body": ["apple pie", "cherry tart"]})
+    with pytest.raises(InputTypeError, match=r"texts is a pandas DataFrame \(2 rows, columns "
+                                             r"'id', 'body'\); pass its column of texts, e.g. "
+                                             r"frame\['body'\]"):
+        Corpus.from_texts(frame)
+    assert Corpus.from_texts(frame["body"]).num_docs == 2
+    with pytest.raises(InputTypeError, match=r"texts\[0\] is a list of 2 items, not a str: .*"
+                                             r"' '.join\(tokens\)"):
+        Corpus.from_texts([["apple", "pie"], ["cherry"]])
+    with pytest.raises(InputTypeError, match=r"texts\[1\] is missing \(None\)"):
+        Corpus.from_texts(["apple pie", None])
+    docs = [[0, 1, 0], [3, 2]]
+    with pytest.raises(InputError, match=r"words must be one flat \[N\] array of word ids.*got 2 "
+                                         r"sequences of lengths 3, 2: the corpus of token-id lists"):
+        Corpus(docs, [0, 3, 5], VOCAB)
+    corpus = Corpus(np.concatenate(docs), np.cumsum([0, *map(len, docs)]), VOCAB)  # the recipe
+    assert corpus.document_words(1) == ["date", "cherry"]
+    with pytest.raises(InputError, match=r"each row V = 4 counts; got 2 rows of lengths 3, 2 "
+                                         r"\(token-id lists docs\?"):
+        Corpus.from_document_term(docs, VOCAB)
 
 
 def test_missing_labels_are_named_or_dropped_with_a_warning():
@@ -819,6 +846,27 @@ def test_from_document_term_empty_input_is_an_error():
         Corpus.from_document_term(np.array([["a", "b", "c", "d"]]), VOCAB)
     with pytest.raises(InputError, match=r"2-D \[D, V\] array of counts"):
         Corpus.from_document_term([[1, 2, 3, 4], [1]], VOCAB)
+
+
+def test_documents_to_score_may_all_be_empty_when_asked():
+    """allow_empty=True (documents to score, not to fit): no rows, a matrix of zeros, no texts
+    or texts without a token give the corpus of their documents without tokens instead of an
+    error; the default stays an error."""
+    for matrix, D in ((np.zeros((0, 4)), 0), (np.zeros((2, 4), int), 2)):
+        corpus = Corpus.from_document_term(matrix, VOCAB, allow_empty=True)
+        assert (corpus.num_docs, corpus.num_tokens, corpus.vocabulary) == (D, 0, VOCAB)
+    import scipy.sparse as sp
+
+    assert Corpus.from_document_term(sp.csr_matrix((3, 4)), VOCAB, allow_empty=True).num_docs == 3
+    assert Corpus.from_texts([], allow_empty=True).num_docs == 0
+    assert Corpus.from_texts([], vocabulary=VOCAB, allow_empty=True).vocabulary == VOCAB
+    with pytest.warns(DataLossWarning, match="2 of 3 documents have no token left"):
+        corpus = Corpus.from_texts(["the and", "", "of"], allow_empty=True)
+    assert (corpus.num_docs, corpus.num_tokens) == (3, 0)
+    with pytest.raises(InputError, match="the corpus would be empty"):
+        Corpus.from_texts(["the and"])
+    with pytest.raises(InputTypeError, match="allow_empty must be True or False, got 'yes'"):
+        Corpus.from_document_term(np.ones((1, 4)), VOCAB, allow_empty="yes")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from topiczoo.errors import DataLossWarning
 from topiczoo.estimators import (SKIPPED_CHECKS, GSLDAClassifier, MedLDAClassifier,
-                                 MedLDARegressor, SHDPRegressor, SLDARegressor, choose_c)
+                                 MedLDARegressor, SHDPRegressor, SLDARegressor)
+from topiczoo.tuning import choose_c
 
 FAST = dict(num_iterations=4, num_chains=1, num_snapshots=2, test_burnin=2, test_draws=2)
 ALL = (GSLDAClassifier, MedLDAClassifier, MedLDARegressor, SLDARegressor, SHDPRegressor)
@@ -73,6 +74,54 @@ def test_classifiers_fit_predict_proba_transform_score():
     assert multi.predict_proba(X3).shape == (24, 3) and multi.decision_function(X3).shape == (24, 3)
 
 
+def _multilabel_counts(num_docs=30, labels=3, seed=0):
+    """Documents of 4 words per label they have (each label its own 4 words), [D, L] y."""
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((num_docs, labels), np.int64)
+    Y[np.arange(num_docs), np.arange(num_docs) % labels] = 1  # every document has a label
+    Y |= rng.random((num_docs, labels)) < 0.3
+    phi = np.kron(np.eye(labels), np.full(4, 0.25))
+    X = np.stack([sum(rng.multinomial(8, phi[l]) for l in np.flatnonzero(row)) for row in Y])
+    return X, Y
+
+
+def test_classifiers_take_a_multi_label_indicator_y():
+    """A user's report: 2-D multi-label y was refused though the models support it. A [D, L]
+    0/1 y fits one task per label (gslda / medlda); predict gives [D, L] 0/1 as scikit-learn's
+    multi-label classifiers do, classes_ is arange(L), score the subset accuracy."""
+    from sklearn.metrics import accuracy_score
+
+    X, Y = _multilabel_counts()
+    settings = {**FAST, "num_iterations": 20}
+    for cls in (GSLDAClassifier, MedLDAClassifier):
+        est = cls(4, c=4, **settings).fit(X, Y)
+        assert est.result_.model.describe()["model"] == cls._entries["binary"]
+        assert est.result_.task.kind == "multilabel" and list(est.classes_) == [0, 1, 2]
+        predicted = est.predict(X)
+        assert predicted.shape == (30, 3) and predicted.dtype == np.int64
+        decision = est.decision_function(X)
+        assert decision.shape == (30, 3)
+        np.testing.assert_array_equal((decision > 0).astype(int), predicted)
+        assert est.score(X, Y) == accuracy_score(Y, predicted)
+        assert accuracy_score(Y.ravel(), predicted.ravel()) > 0.7  # per label
+        # a list of lists is the same y
+        again = cls(4, c=4, **settings).fit(X, Y.tolist()).predict(X)
+        np.testing.assert_array_equal(again, predicted)
+    gslda = GSLDAClassifier(4, c=4, **settings).fit(X, Y)
+    proba = gslda.predict_proba(X)  # each label's probability: rows need not sum to 1
+    assert proba.shape == (30, 3) and np.all((proba > 0) & (proba < 1))
+    np.testing.assert_array_equal(proba.round().astype(int), gslda.predict(X))
+    texts = [" ".join(w for l in np.flatnonzero(row) for w in (f"a{l}", f"b{l}", f"c{l}"))
+             for row in Y]
+    on_texts = GSLDAClassifier(4, c=4, **settings).fit(texts, Y)
+    assert on_texts.predict(texts[:5]).shape == (5, 3)
+    with pytest.raises(ValueError, match=r"a 2-D y must be a \[D, L\] 0/1 indicator matrix "
+                                         r"\(multi-label.*got shape \(30, 3\) with values 0, 2"):
+        GSLDAClassifier(2, **FAST).fit(X, 2 * Y)
+    with pytest.raises(ValueError, match="y should be a 1d array"):  # regressors: one response
+        MedLDARegressor(2, **FAST).fit(X, Y.astype(float))
+
+
 def test_regressors_and_texts_with_unknown_words():
     X, y = _counts()
     ratings = y + 0.1 * np.arange(24) / 24
@@ -98,9 +147,9 @@ def test_regressors_and_texts_with_unknown_words():
         assert est.transform(["", "  "]).shape == (2, 2)
     assert caught[0].filename == __file__  # the warning points at the caller
     assert est.transform([]).shape == (0, 2)
-    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+    with pytest.raises(TypeError, match=r"texts\[0\] is missing \(None\)"):
         est.transform([None])
-    with pytest.raises(TypeError, match=r"texts\[0\] is NoneType, expected str"):
+    with pytest.raises(TypeError, match=r"texts\[0\] is missing \(None\)"):
         GSLDAClassifier(2, **FAST).fit([None] + texts[1:], labels)
     with pytest.raises(TypeError, match="y mixes strings and numbers"):
         GSLDAClassifier(2, **FAST).fit(texts, ["a"] + labels[1:])
@@ -131,6 +180,66 @@ def test_refit_empty_input_feature_names_and_one_sample():
     for cls in (SLDARegressor, SHDPRegressor, MedLDARegressor):
         with pytest.raises(ValueError, match="needs at least 2 samples to fit, got 1 sample"):
             cls(2, **FAST).fit(X[:1], [1.0])
+
+
+def test_every_kind_of_empty_input_at_predict_gets_the_prior_with_a_warning():
+    """A user's report: an all-zero document-term matrix at predict was an error while texts
+    without a known word got the prior's prediction with a warning. Now every document
+    without tokens gets the prior's prediction (the same for all of them) and a
+    DataLossWarning, whatever the input; no rows, as no texts, give empty output."""
+    X, y = _counts()
+    est = GSLDAClassifier(2, **FAST).fit(X, y)
+    prior = None
+    for empty in (np.zeros((3, 8), int), sp.csr_matrix((3, 8), dtype=np.int64),
+                  np.vstack([X[:1], np.zeros((2, 8), int)])):
+        with pytest.warns(DataLossWarning, match=r"test documents have no tokens") as caught:
+            proba = est.predict_proba(empty)
+        assert caught[0].filename == __file__
+        assert proba.shape == (3, 2)
+        prior = proba[-1] if prior is None else prior
+        np.testing.assert_allclose(proba[1:], np.broadcast_to(prior, (2, 2)), rtol=1e-6)
+    with pytest.warns(DataLossWarning, match="3 of 3 test documents have no tokens"):
+        assert est.predict(np.zeros((3, 8), int)).shape == (3,)
+    with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
+        assert est.transform(np.zeros((2, 8), int)).shape == (2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no documents: nothing got a made-up prediction
+        assert est.predict(np.zeros((0, 8), int)).shape == (0,)
+        assert est.predict_proba(sp.csr_matrix((0, 8))).shape == (0, 2)
+    texts = GSLDAClassifier(2, **FAST).fit(["goal match team", "chip code data"] * 6, [0, 1] * 6)
+    for words in (["", "  "], ["the and of", "zebra"]):
+        with pytest.warns(DataLossWarning, match="2 of 2 test documents have no tokens"):
+            assert texts.predict(words).shape == (2,)
+    with pytest.raises(ValueError, match="every entry of the document-term matrix is zero"):
+        GSLDAClassifier(2, **FAST).fit(np.zeros((2, 8), int), [0, 1])  # fitting needs tokens
+
+
+def test_token_lists_and_text_frames_are_clear_errors_and_a_series_of_texts_works():
+    """A user's report: ragged token-id lists and a DataFrame text column gave raw numpy and
+    pandas errors. They are errors saying what X was and what is expected; a pandas Series
+    of texts (any index, str or object dtype) is texts."""
+    import pandas as pd
+
+    expected = r"takes a \[D, V\] document-term matrix of word counts .* or a sequence of D texts"
+    frame = pd.DataFrame({"n": range(12), "text": ["goal match team", "chip code data"] * 6})
+    for X, message in (
+            ([[0, 1, 2], [1, 2]], r"X holds 2 sequences of lengths 3, 2 \(token-id lists, one per "
+                                  r"document\?\): count them into a matrix, for lists docs "
+                                  r"Corpus\(np.concatenate\(docs\)"),
+            ([["goal", "team"], ["chip"]], r"\(token lists, one per document\?\): join each "),
+            (np.array([[0, 1, 2], [1, 2]], dtype=object), "X holds 2 sequences of lengths 3, 2"),
+            (frame, r"X is a DataFrame with text in column\(s\) 'text': pass the column of "
+                    r"texts, X\['text'\]"),
+            (frame[["text"]].to_numpy().astype(str), r"X is a \(12, 1\) array of str")):
+        with pytest.raises(TypeError, match=expected + ".*" + message):
+            GSLDAClassifier(2, **FAST).fit(X, [0, 1] * (len(X) // 2))
+    est = GSLDAClassifier(2, **FAST).fit(frame["text"], pd.Series([0, 1] * 6, index=range(5, 17)))
+    texts = pd.Series(["goal team", "chip data"], index=[7, 3], dtype="string")
+    assert list(est.predict(texts)) == list(est.predict(["goal team", "chip data"]))
+    with pytest.raises(TypeError, match=r"texts\[1\] is missing \(nan\); every document needs a "):
+        est.predict(pd.Series(["goal team", None]))
+    with pytest.raises(TypeError, match="X is a DataFrame with text in column"):
+        est.predict(frame)
 
 
 @pytest.mark.parametrize("X, y, error, message", [
@@ -211,13 +320,69 @@ def test_choose_c_picks_the_best_mean_and_the_first_of_ties(monkeypatch):
         choose_c(REGISTRY["slda-gaussian"], 2, corpus)
 
 
+def test_the_search_for_c_is_its_own_module_and_keeps_its_old_import_path():
+    """choose_c and what belongs with it live in topiczoo.tuning; the command line (and
+    older scripts) import them from topiczoo.estimators, which re-exports them."""
+    import topiczoo.estimators
+    import topiczoo.tuning
+
+    for name in ("choose_c", "CTuning", "C_GRID_CLASSIFICATION", "C_GRID_REGRESSION",
+                 "default_c_grid"):
+        assert getattr(topiczoo.estimators, name) is getattr(topiczoo.tuning, name)
+        assert name in topiczoo.tuning.__all__
+    assert topiczoo.tuning.choose_c.__module__ == "topiczoo.tuning"
+
+
 def test_c_cv_in_the_estimator_refits_with_the_chosen_c():
     X, y = _counts(num_docs=24)
     est = MedLDARegressor(2, c="cv", c_grid=[1.0, 64.0], cv_folds=2, **FAST)
     est.fit(X, y + 0.5)
-    scores = est.cv_results_.scores.mean(1)
+    scores = est.c_tuning_.scores.mean(1)
     assert est.c_ == (1.0, 64.0)[int(np.argmax(scores))]
     assert est.result_.model.response.c == est.c_ and est.get_params()["c"] == "cv"
+    # cv_results_ as scikit-learn's searches have it (a user's report: it meant something
+    # else), the CTuning record in c_tuning_
+    results = est.cv_results_
+    assert isinstance(results, dict) and results["params"] == [{"c": 1.0}, {"c": 64.0}]
+    np.testing.assert_array_equal(results["param_c"], [1.0, 64.0])
+    np.testing.assert_allclose(results["mean_test_score"], scores)
+    np.testing.assert_allclose(results["split1_test_score"], est.c_tuning_.scores[:, 1])
+    np.testing.assert_allclose(results["std_test_score"], est.c_tuning_.scores.std(1))
+    assert results["params"][int(np.argmin(results["rank_test_score"]))] == {"c": est.c_}
+    assert MedLDARegressor(2, **FAST).fit(X, y + 0.5).cv_results_ is None
+
+
+def test_cv_results_rank_as_scikit_learn_ranks():
+    """rank 1 the best mean; ties share the lowest rank (scipy's rankdata "min"); NaN last."""
+    from topiczoo.tuning import CTuning
+
+    tuning = CTuning(2.0, "accuracy", (1.0, 2.0, 4.0, 8.0),
+                     np.array([[0.5, 0.5], [0.5, 1.0], [0.75, 0.75], [np.nan, 1.0]]))
+    results = tuning.cv_results()
+    assert results["rank_test_score"].tolist() == [3, 1, 1, 4]
+    assert results["rank_test_score"].dtype == np.int32
+    assert results["split0_test_score"].tolist()[:3] == [0.5, 0.5, 0.75]
+
+
+def test_random_state_takes_generators_and_messages_show_plain_numbers():
+    """A user's report: a numpy Generator was refused as random_state, and messages printed
+    np.int64(1). A Generator (or RandomState) gives one seed, reproducibly from its state."""
+    X, y = _counts()
+    seeds = [GSLDAClassifier(2, **FAST, random_state=rs).fit(X, y).seed_
+             for rs in (np.random.default_rng(5), np.random.default_rng(5),
+                        np.random.RandomState(5), 7, np.int64(7))]
+    assert seeds[0] == seeds[1] and seeds[3] == seeds[4] == 7
+    assert all(isinstance(s, int) and 0 <= s < 2**31 for s in seeds)
+    with pytest.raises(ValueError, match=r"only one class: 3$"):
+        GSLDAClassifier(2, **FAST).fit(X, np.full(24, 3))
+    with pytest.raises(ValueError, match=r"only one class: 'spam'$"):
+        GSLDAClassifier(2, **FAST).fit(X, np.array(["spam"] * 24))
+    for bad, message in ((dict(random_state=np.int64(-1)), r"or None, got -1$"),
+                         (dict(num_chains=np.int64(0)), r"num_chains must be an integer >= 1, "
+                                                        r"got 0$"),
+                         (dict(strategy=np.str_("last")), r"got 'last'$")):
+        with pytest.raises(ValueError, match=message):
+            GSLDAClassifier(2, **{**FAST, **bad}).fit(X, y)
 
 
 def test_shdp_regressor_with_the_epsilon_insensitive_loss():
@@ -235,7 +400,7 @@ def test_shdp_regressor_with_the_epsilon_insensitive_loss():
     assert fixed.result_.model.response.eps == pytest.approx(0.01)
     tuned = SHDPRegressor(2, loss="epsilon_insensitive", c="cv", c_grid=[1.0, 64.0],
                           cv_folds=2, **FAST).fit(X, ratings)
-    assert tuned.c_ == (1.0, 64.0)[int(np.argmax(tuned.cv_results_.scores.mean(1)))]
+    assert tuned.c_ == (1.0, 64.0)[int(np.argmax(tuned.c_tuning_.scores.mean(1)))]
     gaussian = SHDPRegressor(2, **FAST).fit(X, ratings)
     assert gaussian.result_.model.describe()["model"] == "shdp-gaussian" and gaussian.c_ is None
     for bad, message in ((dict(loss="huber"), "loss must be one of"),

@@ -1,5 +1,7 @@
 """Tests of topiczoo.metrics: values, and clear errors for labels that do not fit."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -54,3 +56,27 @@ def test_bad_values_are_named():
 def test_constant_responses_warn_and_give_nan():
     with pytest.warns(RuntimeWarning, match="all 2 test responses equal 3.0, so R\\^2 is undefined"):
         assert np.isnan(predictive_r2([3.0, 3.0], [1.0, 2.0]))
+
+
+def test_a_label_column_without_positives_is_named_and_counted_as_zero():
+    """A user's report: a multi-label column with no positives entered the macro metrics
+    silently (as 0s). It still counts 0, as scikit-learn's zero_division=0 does, and a
+    RuntimeWarning names the column(s)."""
+    truth = np.array([[1, 0, 0], [1, 0, 1], [0, 0, 1]])
+    predicted = np.array([[1, 0, 0], [0, 0, 1], [0, 1, 1]])
+    with pytest.warns(RuntimeWarning, match=r"label column 1 of 3 has no positive in y_true: "
+                                            r"recall is undefined there and counts as 0") as caught:
+        out = precision_recall_f1(truth, predicted)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    # per column (P, R): (1, 1/2), (0, 0: no positive), (1, 1)
+    assert out["macro_recall"] == pytest.approx((0.5 + 0 + 1) / 3)
+    assert out["macro_precision"] == pytest.approx((1 + 0 + 1) / 3)
+    with pytest.warns(RuntimeWarning, match=r"label columns 'news', 'sport' of 3 have no "):
+        precision_recall_f1(np.array([[0, 0, 1]]), np.array([[0, 0, 1]]),
+                            label_names=("news", "sport", "tech"))
+    with pytest.raises(InputError, match="2 label_names for 3 label columns"):
+        precision_recall_f1(np.array([[0, 0, 1]]), np.array([[0, 0, 1]]), label_names=("a", "b"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every column has a positive: no warning
+        precision_recall_f1([[1, 0], [1, 1]], [[1, 1], [0, 1]])
+        evaluate("multilabel", [[1, 0], [0, 1]], [[1, 0], [0, 0]])

@@ -310,3 +310,38 @@ def test_proportions_of_snapshots_with_different_numbers_of_topics_are_padded():
     np.testing.assert_array_equal(out[0, 0, ..., 2:], 0.0)
     np.testing.assert_array_equal(out[0, 1], b)
     np.testing.assert_allclose(out.sum(-1), 1.0)
+
+
+def test_predictions_give_the_labels_back_as_they_were_given():
+    """A user's report: string labels became 0/1 alphabetically and Prediction.labels()
+    returned the ints. Class names come back as class names (str), class ids as ints, and
+    metrics take either; corpora (and their parts) remember what their ids stand for."""
+    texts = ["goal match team", "chip code data"] * 8
+    names = np.array(["sport", "tech"] * 8)
+    corpus = Corpus.from_texts(texts, list(names))
+    assert corpus.label_names == ("sport", "tech") and list(corpus.classes) == ["sport", "tech"]
+    train, test = corpus.subset(np.arange(12)), corpus.subset(np.arange(12, 16))
+    assert list(test.classes[test.labels]) == list(names[12:])  # the labels as given
+    result = fit(gslda(2, c=4), train, num_chains=1, num_iterations=10, num_snapshots=2,
+                 progress=False)
+    prediction = predict(result, test, num_burnin=2, num_draws=2)
+    labels, ids = prediction.labels(), prediction.class_ids()
+    assert labels.dtype.kind == "U" and ids.dtype == np.int64
+    np.testing.assert_array_equal(labels, test.classes[ids])
+    assert prediction.metrics(test.labels) == prediction.metrics(list(names[12:]))
+    assert prediction.accuracy(names[12:]) == prediction.accuracy(test.labels)
+    with pytest.raises(ValueError, match=r"truth holds 'politics', which is not a class of the "
+                                         r"fit \('sport', 'tech'\)"):
+        prediction.metrics(["politics"] * 4)
+    # unnamed class ids stay ints, in a part of the corpus as well (its names are the ids')
+    ids_corpus = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary, corpus.labels)
+    part = ids_corpus.subset(np.arange(12, 16))
+    assert part.label_names == ("0", "1") and part.classes.dtype == np.int64
+    assert list(part.subset([0, 1]).classes) == [0, 1]
+    plain = predict(fit(gslda(2, c=4), ids_corpus.subset(np.arange(12)), num_chains=1,
+                        num_iterations=10, num_snapshots=2, progress=False),
+                    part, num_burnin=2, num_draws=2)
+    assert plain.labels().dtype == np.int64
+    named = Corpus(corpus.words, corpus.doc_offsets, corpus.vocabulary, corpus.labels,
+                   label_names=("football", "computing"))
+    assert list(named.classes) == ["football", "computing"]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from topiczoo import registry_table, rundir
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 
 # ------------------------------------------------------------------------------ option values
 
@@ -199,9 +200,10 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
 
 def _add_schedule(f) -> None:
     """The chains, iterations, snapshots and seed of ``topiczoo fit``."""
-    f.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
-    f.add_argument("--iterations", type=int, default=100,
-                   help="Gibbs cycles per chain (default 100)")
+    f.add_argument("--chains", type=int, default=NUM_CHAINS,
+                   help=f"number of chains (default {NUM_CHAINS})")
+    f.add_argument("--iterations", type=int, default=NUM_ITERATIONS,
+                   help=f"Gibbs cycles per chain (default {NUM_ITERATIONS})")
     f.add_argument("--burnin", type=int, default=None,
                    help="iterations before the first snapshot (default: half of --iterations)")
     f.add_argument("--until-rhat", type=float, default=None, metavar="R",
@@ -332,8 +334,8 @@ def _add_compare(sub) -> argparse.ArgumentParser:
     c.add_argument("--sampler", action="append", default=[], metavar="MODEL:SAMPLER",
                    help="a model's sampler, e.g. medlda:light or medlda:light:mh_steps=3 "
                         "(repeatable; default exact)")
-    for flag, text in (("--iterations", "Gibbs cycles per chain (default 100)"),
-                       ("--chains", "chains per cell (default 2)"),
+    for flag, text in (("--iterations", f"Gibbs cycles per chain (default {NUM_ITERATIONS})"),
+                       ("--chains", f"chains per cell (default {NUM_CHAINS})"),
                        ("--burnin", "iterations before the first snapshot (default: half)"),
                        ("--snapshots", "training snapshots (default 5)"),
                        ("--test-burnin", "burn-in sweeps of each test chain (default 20)"),

@@ -68,6 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.models.registry import REGISTRY
 
 #: Responses with a proper predictive density of y (see the module docstring).
@@ -101,8 +102,8 @@ class Grid:
     seeds: list = field(default_factory=lambda: [0])
     options: dict = field(default_factory=dict)
     samplers: dict = field(default_factory=dict)
-    iterations: int = 100
-    chains: int = 2
+    iterations: int = NUM_ITERATIONS
+    chains: int = NUM_CHAINS
     burnin: int | None = None
     snapshots: int = 5
     test_burnin: int = 20

@@ -48,13 +48,16 @@ import numpy as np
 from .errors import DataLossWarning, InputError, InputTypeError
 from .labels import (
     LABEL_KINDS,
+    ClassIdNames,
     check_classes,
     check_kind,
     check_label_names,
     check_labels,
+    class_values,
     missing_label_positions,
     normalize_labels,
     readonly,
+    shown,
     take_labels,
 )
 from .readers import MAX_TOKENS, naming_lines, read_labeled_counts, read_vocabulary
@@ -169,26 +172,86 @@ def _warn_losses(step: Losses, num_docs: int, where: str) -> None:
         warnings.warn(f"{where}: " + "; ".join(parts) + " (corpus.report() lists every drop)", DataLossWarning, stacklevel=3)
 
 
+def nested_lengths(x) -> list[int] | None:
+    """The lengths of ``x``'s items when ``x`` is a list, tuple or 1-D object array whose
+    items are all sequences (lists, tuples, arrays; not str), such as token-id lists, one per
+    document; None otherwise."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind != "O" or x.ndim != 1:
+            return None
+    elif not isinstance(x, (list, tuple)):
+        return None
+    if not len(x) or not all(isinstance(item, (list, tuple, np.ndarray)) for item in x):
+        return None
+    return [len(item) for item in x]
+
+
+def describe_lengths(lengths: list[int]) -> str:
+    shown = ", ".join(map(str, lengths[:5]))
+    return shown + (f", ... ({len(lengths)} in all)" if len(lengths) > 5 else "")
+
+
+#: the corpus of per-document token-id lists ``docs`` (word ids into ``vocabulary``)
+TOKEN_ID_RECIPE = "Corpus(np.concatenate(docs), np.cumsum([0, *map(len, docs)]), vocabulary)"
+
+
+def text_columns(frame) -> list[str]:
+    """The columns of a pandas DataFrame that hold text (str values)."""
+    out = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind in "OUS" and any(isinstance(v, str) for v in column.head(100)):
+            out.append(str(name))
+    return out
+
+
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, (str, bytes)):
         raise InputTypeError(
             "Corpus.from_texts takes a sequence of texts, one str per document, not a single "
             f"{'string' if isinstance(texts, str) else 'bytes object'}; for one document pass [text]"
         )
+    if hasattr(texts, "columns") and hasattr(texts, "iloc"):  # a DataFrame iterates its names
+        columns = text_columns(texts) or [str(c) for c in texts.columns]
+        raise InputTypeError(
+            f"texts is a pandas DataFrame ({texts.shape[0]} rows, columns "
+            f"{', '.join(map(repr, map(str, texts.columns)))}); pass its column of texts, "
+            f"e.g. frame[{columns[0]!r}] (a Series of str, one per document)"
+        )
     if isinstance(texts, (set, frozenset, Mapping)) or not isinstance(texts, Iterable):
         raise InputTypeError(
             f"texts must be an ordered sequence of str (document d is texts[d]), got {type(texts).__name__}"
         )
+    if isinstance(texts, np.ndarray) and texts.ndim != 1:
+        raise InputTypeError(f"texts must be a 1-D sequence of D str, got an array of shape {texts.shape}")
     texts = list(texts)
     for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
+        if isinstance(t, str):
+            continue
+        if isinstance(t, (list, tuple, np.ndarray)):
+            raise InputTypeError(
+                f"texts[{i}] is a {type(t).__name__} of {len(t)} items, not a str: from_texts takes "
+                "one text per document. For documents split into tokens already, join each "
+                "into one str (' '.join(tokens)); the corpus of token-id lists docs is "
+                + TOKEN_ID_RECIPE
+            )
+        if t is None or type(t).__name__ == "NAType" or (isinstance(t, float) and t != t):
+            raise InputTypeError(
+                f"texts[{i}] is missing ({shown(t)}); every document needs a str (use '' for a "
+                "document without text)"
+            )
+        raise InputTypeError(f"texts[{i}] is {type(t).__name__}, expected str")
     return texts
+
+
+def _check_flag(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputTypeError(f"{name} must be True or False, got {shown(value)}")
 
 
 def _check_missing_option(missing_labels) -> None:
     if not is_choice(missing_labels, MISSING_LABELS):
-        raise InputError(f"missing_labels must be 'error' or 'drop', got {missing_labels!r}")
+        raise InputError(f"missing_labels must be 'error' or 'drop', got {shown(missing_labels)}")
 
 
 def _filter_reasons(min_df, max_df, min_count, max_vocab, rank_by) -> dict[str, str]:
@@ -353,6 +416,19 @@ class Corpus:
             return len(self.label_names)
         return int(self.labels.max()) + 1 if self.labels.size else 0
 
+    @property
+    def classes(self) -> np.ndarray | None:
+        """What the class ids ``0..L-1`` stand for (``None`` for ratings or no labels): the
+        class names, str ``[L]``, when the classes are named (labels given as class names,
+        encoded in sorted order unless ``label_names`` gives the order, or ids with
+        ``label_names``); the ids, int64 ``[L]``, for unnamed class ids. For multi-label
+        corpora, what the ``L`` columns stand for. ``corpus.classes[corpus.labels]`` gives
+        the labels as they were given; predictions give them back the same way
+        (:meth:`Prediction.labels <topiczoo.predict.Prediction.labels>`)."""
+        if self.num_classes is None:
+            return None
+        return class_values(self.label_names, self.num_classes)
+
     def word_counts(self) -> np.ndarray:
         """int64 ``[V]``: number of tokens of each word in the corpus."""
         return np.bincount(self.words, minlength=self.vocab_size).astype(np.int64)
@@ -492,6 +568,7 @@ class Corpus:
         max_vocab: int | None = None,
         rank_by: str = "df",
         missing_labels: str = "error",
+        allow_empty: bool = False,
         **tokenizer_options,
     ) -> "Corpus":
         """Build a corpus from raw texts: ``texts`` is a sequence of ``D`` str (one per
@@ -525,7 +602,9 @@ class Corpus:
         every token, documents emptied, labels missing. Documents emptied, skipped letters
         and removed documents also give a :class:`DataLossWarning` with the counts. No texts,
         or no token left in any document, is an :class:`InputError` saying which rules
-        removed what.
+        removed what, unless ``allow_empty=True`` (documents to score, not to fit: a model
+        gives a document without tokens the prior's prediction), which returns the corpus of
+        ``D`` documents without tokens (``D = 0`` for no texts) instead.
 
         Returns a Corpus with ``D = len(texts)`` documents (fewer only with
         ``missing_labels="drop"``), possibly with empty documents.
@@ -533,6 +612,7 @@ class Corpus:
         tok = make_tokenizer(tokenizer, **tokenizer_options)
         texts = _check_texts(texts)
         _check_missing_option(missing_labels)
+        _check_flag("allow_empty", allow_empty)
         filters = dict(min_df=min_df, max_df=max_df, min_count=min_count, max_vocab=max_vocab, rank_by=rank_by)
         if vocabulary is not None:
             changed = [k for k, v in filters.items() if not _same(v, _FILTER_DEFAULTS[k])]
@@ -544,7 +624,7 @@ class Corpus:
             given = check_vocabulary(vocabulary, "vocabulary (the vocabulary= option)")
         num_in = len(texts)
         texts, labels, removed = _drop_missing(texts, labels, missing_labels, "texts")
-        if not texts:
+        if not texts and not (allow_empty and not removed):
             raise InputError(
                 "Corpus.from_texts: no texts (an empty sequence)" if not removed
                 else f"Corpus.from_texts: all {num_in} documents have a missing label"
@@ -559,7 +639,7 @@ class Corpus:
         if vocabulary is not None:
             dropped.append(("not in the given vocabulary", sum(map(len, found.documents)) - int(lengths.sum())))
         corpus = cls(words, _offsets_from_lengths(lengths), vocab, labels, label_names)
-        if vocabulary is None:
+        if vocabulary is None and corpus.num_docs:
             keep, by_filter = select_words(
                 vocab, corpus.document_frequencies(), corpus.word_counts(), corpus.num_docs, **filters
             )
@@ -577,7 +657,7 @@ class Corpus:
             None if labels is None else len(removed),
             removed,
         )
-        if corpus.num_tokens == 0:
+        if corpus.num_tokens == 0 and not allow_empty:
             if step.tokens_in == 0:
                 skipped = f" ({step.skipped_characters:,} letters/digits outside every token)" if step.skipped_characters else ""
                 why = f"none of the {corpus.num_docs:,} texts contains a token of token_pattern {tok.token_pattern!r}{skipped}"
@@ -597,6 +677,7 @@ class Corpus:
         label_names: Sequence[str] | None = None,
         *,
         missing_labels: str = "error",
+        allow_empty: bool = False,
     ) -> "Corpus":
         """Build a corpus from a ``[D, V]`` matrix of nonnegative integer counts.
 
@@ -604,15 +685,25 @@ class Corpus:
         only if they are whole numbers, bool entries count 0/1. Document ``d`` gets word ``v``
         repeated ``matrix[d, v]`` times, in increasing word-id order. ``vocabulary`` has ``V``
         distinct words. ``missing_labels`` as for :meth:`from_texts`. A matrix without rows,
-        or with only zeros, is an :class:`InputError` (the corpus would be empty).
+        or with only zeros, is an :class:`InputError` (the corpus would be empty), unless
+        ``allow_empty=True`` (documents to score, as for :meth:`from_texts`): then it is the
+        corpus of its ``D`` rows without tokens (``D = 0`` for no rows).
         """
         vocab = check_vocabulary(vocabulary)
         _check_missing_option(missing_labels)
+        _check_flag("allow_empty", allow_empty)
         if isinstance(matrix, (str, bytes)):
             raise InputTypeError("the document-term matrix must be a 2-D [D, V] array, not a string")
         if hasattr(matrix, "tocsr"):  # scipy.sparse
             mat = matrix.tocsr(copy=True)
         else:
+            lengths = nested_lengths(matrix)
+            if lengths is not None and len(set(lengths)) > 1:
+                raise InputError(
+                    f"the document-term matrix must be a 2-D [D, V] array of counts, each row "
+                    f"V = {len(vocab)} counts; got {len(lengths)} rows of lengths "
+                    f"{describe_lengths(lengths)} (token-id lists docs? their corpus is {TOKEN_ID_RECIPE})"
+                )
             try:
                 mat = np.asarray(matrix)
             except (ValueError, TypeError) as err:
@@ -624,7 +715,7 @@ class Corpus:
                 f"document-term matrix has {mat.shape[1]} columns but the vocabulary has {len(vocab)} words"
             )
         num_in = mat.shape[0]
-        if num_in == 0:
+        if num_in == 0 and not allow_empty:
             raise InputError("the document-term matrix has no rows (documents); the corpus would be empty")
         _, labels, removed = _drop_missing(range(num_in), labels, missing_labels, "matrix rows")
         if removed:
@@ -645,7 +736,7 @@ class Corpus:
         total = int(counts.sum())
         if total > MAX_TOKENS:
             raise InputError(f"the document-term matrix holds {total:,} tokens, more than {MAX_TOKENS:,}")
-        if total == 0:
+        if total == 0 and not allow_empty:
             raise InputError("every entry of the document-term matrix is zero; the corpus would be empty")
         words = np.repeat(np.asarray(cols, dtype=np.int32), counts)
         token_cum = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -756,7 +847,7 @@ class Corpus:
         if names is None and labels is not None and labels.ndim == 1 and self.num_classes:
             # class ids without names: name them, so the subset keeps the corpus's classes
             # (its own largest id could be lower: a test part without the last class)
-            names = tuple(str(c) for c in range(self.num_classes))
+            names = ClassIdNames(str(c) for c in range(self.num_classes))
         return Corpus(self.words[positions], offsets, self.vocabulary, labels, names, self.losses + (step,))
 
     def restrict_vocabulary(self, vocabulary: Sequence[str]) -> tuple["Corpus", int]:
@@ -912,6 +1003,14 @@ def _same(value, default) -> bool:
 def _as_index_array(x, name: str, shape: str) -> np.ndarray:
     if isinstance(x, (str, bytes)):
         raise InputTypeError(f"{name} must be a 1-D {shape} integer array, not a string")
+    lengths = nested_lengths(x)
+    if lengths is not None and name == "words":
+        raise InputError(
+            f"words must be one flat [N] array of word ids, the documents one after another "
+            f"(doc_offsets [D+1] says where each starts); got {len(lengths)} sequences of "
+            f"lengths {describe_lengths(lengths)}: the corpus of token-id lists docs, one per "
+            "document, is " + TOKEN_ID_RECIPE
+        )
     try:
         a = np.asarray(x)
     except (ValueError, TypeError) as err:

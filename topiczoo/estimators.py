@@ -1,4 +1,4 @@
-"""scikit-learn estimators over the registry's models, and the choice of c by cross-validation.
+"""scikit-learn estimators over the registry's models.
 
 Each estimator is a thin adapter: ``fit`` builds a :class:`~topiczoo.corpus.Corpus` from ``X``
 and ``y``, the model from its registry entry (``topiczoo.models.registry``) and runs
@@ -18,26 +18,46 @@ estimator                     registry entry                              ``scor
 
 **Input.** ``X`` is either a ``[D, V]`` document-term matrix of non-negative whole-number
 counts (numpy array or scipy.sparse; checked with scikit-learn's ``validate_data``, so NaN,
-infinite, negative or fractional entries are clear errors), or a list of ``D`` texts, tokenized
-by the ``tokenizer`` parameter (a :class:`topiczoo.text.Tokenizer`; default ``Tokenizer()``).
+infinite, negative or fractional entries are clear errors), or a sequence of ``D`` texts (a
+list, a 1-D array or a pandas Series of str), tokenized by the ``tokenizer`` parameter (a
+:class:`topiczoo.text.Tokenizer`; default ``Tokenizer()``). Per-document token-id or token
+lists, a DataFrame with text columns and a 2-D array of str are errors saying what to pass
+instead (token-id lists of equal lengths cannot be told from a matrix of counts given as
+nested lists, and are read as one).
 For texts, the training vocabulary is the words of the training texts; words of later texts
 outside it are dropped with a :class:`~topiczoo.errors.DataLossWarning` giving the count, as
 the command line does. Training documents without any token are left out of the fit with a
 :class:`~topiczoo.errors.DataLossWarning` (the samplers need tokens; the named data sets drop
-them too); a test document without tokens gets the prior's prediction (and a warning).
+them too). At ``predict`` (and ``predict_proba``, ``decision_function``, ``transform``) every
+document without tokens (a row of zeros, a matrix of zeros, a text without a word of the
+training vocabulary) gets the prior's prediction, the same for all of them, with a
+:class:`~topiczoo.errors.DataLossWarning` giving the count; no rows (or no texts) give an
+output without rows.
 
 **Defaults** are small enough for a laptop and a corpus of a few thousand documents: 10 topics,
-2 chains of 100 Gibbs iterations (half burn-in, 5 snapshots), test chains of 20 burn-in sweeps
-and 10 kept draws, averaging strategy ``"ma"``. Papers' runs use more iterations (200-1000)
-and, for the regressors, a c chosen by cross-validation (``c="cv"``).
+the chains and iterations of every interface (:mod:`topiczoo.defaults`: 4 chains of 100 Gibbs
+iterations, half burn-in, 5 snapshots), test chains of 20 burn-in sweeps and 10 kept draws,
+averaging strategy ``"ma"``. Papers' runs use more iterations (200-1000) and, for the
+regressors, a c chosen by cross-validation (``c="cv"``).
 
 **c = "cv"** (classifiers with c, :class:`MedLDARegressor`, :class:`SHDPRegressor` with
-``loss="epsilon_insensitive"``): :func:`choose_c` runs a
+``loss="epsilon_insensitive"``): :func:`topiczoo.tuning.choose_c` runs a
 ``cv_folds``-fold cross-validation on the training set over ``c_grid`` (default
-:data:`C_GRID_CLASSIFICATION` or :data:`C_GRID_REGRESSION`), picks the c with the best mean
+:data:`~topiczoo.tuning.C_GRID_CLASSIFICATION` or
+:data:`~topiczoo.tuning.C_GRID_REGRESSION`), picks the c with the best mean
 validation metric (accuracy, predictive R^2) and refits on all of ``X`` with it; ``c_`` is the c
-used and ``cv_results_`` the table. scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the
-same from the outside.
+used, ``cv_results_`` the search as scikit-learn's searches give it (a dict of arrays:
+``params``, ``param_c``, ``split{k}_test_score``, ``mean_test_score``, ``std_test_score``,
+``rank_test_score``) and ``c_tuning_`` the :class:`~topiczoo.tuning.CTuning` record
+(``.table()`` prints it). scikit-learn's ``GridSearchCV(est, {"c": [...]})`` does the same
+from the outside.
+
+**Multi-label y.** The classifiers also take ``y`` as a ``[D, L]`` 0/1 indicator matrix
+(scikit-learn's "multilabel-indicator"): the binary model (``gslda``, ``medlda``) then has one
+task per label on shared topics; ``predict`` gives ``[D, L]`` 0/1 (int64), ``classes_`` is
+``arange(L)``, ``decision_function`` and ``predict_proba`` give ``[D, L]`` (each label's own
+score and probability) and ``score`` is the subset accuracy, as for scikit-learn's
+multi-label classifiers.
 
 **Probabilities.** :class:`GSLDAClassifier` has ``predict_proba``: sigmoid of the averaged
 score ``eta . zbar`` (two classes), or, for more classes, the per-class sigmoids normalised to
@@ -55,34 +75,26 @@ the reason; they run as expected failures, so a change in them is noticed.
 
 from __future__ import annotations
 
-import json
 import numbers
-import os
-import sys
-import time
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted,
                                       check_non_negative, column_or_1d, validate_data)
 
-from topiczoo.corpus import Corpus
-from topiczoo.errors import DataLossWarning, InputError, InputTypeError
+from topiczoo.corpus import (TOKEN_ID_RECIPE, Corpus, describe_lengths, nested_lengths,
+                             text_columns)
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
+from topiczoo.errors import DataLossWarning, InputTypeError
+from topiczoo.labels import shown
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
-
-#: Default c grid of the classifiers' ``c="cv"`` and ``topiczoo fit --c cv``: 1, 2, 4, ..., 64.
-C_GRID_CLASSIFICATION = tuple(float(2**i) for i in range(7))
-#: Default c grid of the regressors: powers of 4 from 1 to 1024 (the benchmark's c = 256 for
-#: medlda-regression on movie-scale lies inside).
-C_GRID_REGRESSION = tuple(float(4**i) for i in range(6))
-
-#: The task metric cross-validation maximises, by label kind (``Task.metrics`` key).
-CV_METRIC = {"binary": "accuracy", "multiclass": "accuracy", "multilabel": "f1",
-             "regression": "predictive_r2"}
+# the search for c lives in topiczoo.tuning; its names stay importable from here
+from topiczoo.tuning import (C_GRID_CLASSIFICATION, C_GRID_REGRESSION, CTuning, choose_c,
+                             default_c_grid)
 
 #: scikit-learn estimator checks that fail by design, with the reason. The checks run (in
 #: ``tests/test_estimators.py``) on the estimators with the checks' random fractional X rounded
@@ -103,160 +115,6 @@ SKIPPED_CHECKS = {
 
 
 # ---------------------------------------------------------------------------------------------
-# choosing c
-
-
-@dataclass
-class CTuning:
-    """What :func:`choose_c` found.
-
-    best_c: the c with the highest mean validation metric (ties: the first in grid order);
-    metric: its name (``accuracy``, ``predictive_r2``, ``f1``); grid: the c values tried;
-    scores: float64 [len(grid), num_folds], the metric of each c and fold; seconds: wall time.
-    """
-
-    best_c: float
-    metric: str
-    grid: tuple
-    scores: np.ndarray
-    seconds: float = 0.0
-
-    def table(self) -> str:
-        """The cross-validation table as text: c, mean and sd of the metric over folds,
-        the folds' values; the chosen c marked ``*``."""
-        width = self.scores.shape[1]
-        head = (f"{'c':>8}  {self.metric + ' mean':>20}  {'sd':>7}  "
-                + "  ".join(f"fold {k}" for k in range(width)))
-        lines = [head, "-" * len(head)]
-        for c, row in zip(self.grid, self.scores):
-            sd = row.std(ddof=1) if width > 1 else 0.0
-            mark = "  *" if c == self.best_c else ""
-            lines.append(f"{c:>8g}  {row.mean():>20.4f}  {sd:>7.4f}  "
-                         + "  ".join(f"{v:>6.4f}" for v in row) + mark)
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict:
-        """JSON-able: best_c, metric, grid, scores [len(grid)][folds], seconds."""
-        return {"best_c": self.best_c, "metric": self.metric, "grid": list(self.grid),
-                "scores": self.scores.tolist(), "seconds": self.seconds}
-
-
-def default_c_grid(kind: str) -> tuple:
-    """:data:`C_GRID_REGRESSION` for ``kind == "regression"``, else
-    :data:`C_GRID_CLASSIFICATION`."""
-    return C_GRID_REGRESSION if kind == "regression" else C_GRID_CLASSIFICATION
-
-
-def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: int = 3,
-             options=None, fit_kwargs=None, predict_kwargs=None, strategy: str = "ma",
-             seed: int = 0, progress: bool = False, record=None) -> CTuning:
-    """Choose a model's c by ``num_folds``-fold cross-validation on ``corpus`` (training data).
-
-    Args:
-      entry: a registry entry (``REGISTRY[name]``) with a ``c`` option.
-      num_topics: K.
-      corpus: the training corpus with labels; split by ``corpus.kfold_splits(num_folds,
-        seed)`` (stratified by class for class labels); each fold's validation documents are
-        re-encoded in its training part's vocabulary.
-      grid: the c values (default :func:`default_c_grid` of the corpus's label kind).
-      options: the model's other options; fit_kwargs / predict_kwargs: for
-        :func:`topiczoo.run.fit_and_predict` (chains, iterations, seed, ... of every CV fit).
-      strategy: averaging strategy of the validation metric.
-      progress: a line per (c, fold) on stderr.
-      record: a JSON file (``topiczoo fit --c cv --checkpoint`` uses ``OUT/choose_c.json``)
-        to which each (c, fold)'s validation metric is written as soon as it is known. A call
-        with the same settings reads the finished ones back and fits only the others, so an
-        interrupted search resumes; a record of other settings is refused with what differs.
-    Returns a :class:`CTuning`: the c with the best mean validation metric (accuracy for
-    classes, predictive R^2 for ratings, micro F1 for multi-label), every fold's value.
-    """
-    from topiczoo.run import fit_and_predict
-
-    if "c" not in entry.options():
-        raise ValueError(f"{entry.name} has no option c to choose")
-    kind = corpus.label_kind
-    if kind is None:
-        raise ValueError("choosing c needs a corpus with labels")
-    grid = tuple(float(c) for c in (default_c_grid(kind) if grid is None else grid))
-    if not grid:
-        raise ValueError("the c grid is empty")
-    if isinstance(num_folds, bool) or not isinstance(num_folds, numbers.Integral) \
-            or num_folds < 2:
-        raise ValueError(f"num_folds must be an integer >= 2, got {num_folds!r}")
-    options = {k: v for k, v in (options or {}).items() if k != "c"}
-    for c in grid:  # bad c (e.g. a fractional c of the logistic) before any sampling
-        entry.build(num_topics, corpus=corpus, **options, c=c)
-    folds = corpus.kfold_splits(num_folds, seed=seed)
-    settings = _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options,
-                            fit_kwargs, predict_kwargs)
-    done, metric = _read_cv_record(record, settings)
-    scores = np.zeros((len(grid), num_folds))
-    tic = time.perf_counter()
-    for i, c in enumerate(grid):
-        for k, (train, valid, _) in enumerate(folds):
-            cell = f"{c!r}/{k}"
-            if cell in done:
-                scores[i, k] = done[cell]
-                source = f"read from {record}"
-            else:
-                run = fit_and_predict(entry, num_topics, train, valid,
-                                      options={**options, "c": c}, fit_kwargs=fit_kwargs,
-                                      predict_kwargs=predict_kwargs, progress=False)
-                metric = CV_METRIC[run.prediction.task.kind]
-                done[cell] = float(run.prediction.metrics(valid.labels, strategy)[metric])
-                scores[i, k] = done[cell]
-                if record is not None:
-                    _write_json(record, {"settings": settings, "metric": metric, "scores": done})
-                source = f"{time.perf_counter() - tic:.0f} s so far"
-            if progress:
-                print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} {scores[i, k]:.4f}"
-                      f" ({source})", file=sys.stderr, flush=True)
-    best = grid[int(np.argmax(scores.mean(1)))]  # ties: the first in grid order
-    return CTuning(best, metric, grid, scores, time.perf_counter() - tic)
-
-
-def _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options, fit_kwargs,
-                 predict_kwargs) -> dict:
-    """What a (c, fold) metric depends on besides c and the fold, as plain JSON values."""
-    from topiczoo.fit import corpus_fingerprint
-
-    arrays = (corpus.words, corpus.doc_offsets, np.asarray(corpus.labels))
-    settings = {"model": entry.name, "num_topics": num_topics, "num_folds": num_folds,
-                "seed": seed, "strategy": strategy, "options": options,
-                "fit_kwargs": fit_kwargs or {}, "predict_kwargs": predict_kwargs or {},
-                "corpus": corpus_fingerprint(arrays)}
-    return json.loads(json.dumps(settings, default=str))
-
-
-def _read_cv_record(record, settings: dict) -> tuple[dict, str | None]:
-    """The finished {"c/fold": metric} of ``record`` (none if it does not exist) and their
-    metric's name; a ValueError if it holds another search."""
-    if record is None or not os.path.exists(record):
-        return {}, None
-    try:
-        with open(record) as f:
-            saved = json.load(f)
-        saved_settings, metric, done = saved["settings"], saved["metric"], saved["scores"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{record} is not a readable record of a c search ({err}); remove "
-                         "it to start the search afresh") from None
-    differ = sorted(k for k in settings.keys() | saved_settings.keys()
-                    if settings.get(k) != saved_settings.get(k))
-    if differ:
-        raise ValueError(f"{record} records a c search with other settings ({', '.join(differ)}"
-                         "); remove it, or use another output folder")
-    return {k: float(v) for k, v in done.items()}, metric
-
-
-def _write_json(path, value) -> None:
-    """Write ``value`` to ``path`` atomically (a temporary file, then a rename)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(value, f, indent=1)
-    os.replace(tmp, path)
-
-
-# ---------------------------------------------------------------------------------------------
 # the estimators
 
 
@@ -265,6 +123,38 @@ def _vocabulary_of(estimator, num_words: int) -> tuple:
     if names is not None:
         return tuple(str(n) for n in names)
     return tuple(f"w{i}" for i in range(num_words))
+
+
+_X_FORMS = ("a [D, V] document-term matrix of word counts (numpy, scipy.sparse or a numeric "
+            "DataFrame) or a sequence of D texts (str, e.g. a list or a pandas Series)")
+
+
+def _check_form(X, name: str) -> None:
+    """Clear errors for the forms of X a user may try that are neither counts nor texts:
+    per-document token-id or token lists, a DataFrame of text columns, a 2-D array of str."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
+        columns = text_columns(X)
+        if columns:
+            raise InputTypeError(
+                f"{name} takes {_X_FORMS}; X is a DataFrame with text in column(s) "
+                f"{', '.join(map(repr, columns))}: pass the column of texts, "
+                f"X[{columns[0]!r}] (a Series of D str)")
+        return
+    lengths = nested_lengths(X)
+    if lengths is not None:
+        tokens = any(isinstance(t, str) for doc in X for t in doc)
+        if tokens or len(set(lengths)) > 1:
+            what = "token lists" if tokens else "token-id lists"
+            recipe = ("join each document's tokens into one text (' '.join(tokens))" if tokens
+                      else "count them into a matrix, for lists docs "
+                      + TOKEN_ID_RECIPE + ".document_term_matrix()")
+            raise InputTypeError(
+                f"{name} takes {_X_FORMS}; X holds {len(lengths)} sequences of lengths "
+                f"{describe_lengths(lengths)} ({what}, one per document?): {recipe}")
+    if hasattr(X, "shape") and hasattr(X, "dtype") and len(X.shape) == 2 \
+            and X.dtype.kind in "US":
+        raise InputTypeError(f"{name} takes {_X_FORMS}; X is a {X.shape} array of str: texts "
+                             "are a 1-D sequence, one str per document")
 
 
 def _is_texts(X) -> bool:
@@ -308,14 +198,9 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
             corpus = Corpus.from_texts(texts, labels, tokenizer=tokenizer)
             self.vocabulary_ = tuple(corpus.vocabulary)
             return corpus
-        try:
-            corpus = Corpus.from_texts(texts, tokenizer=tokenizer)
-        except InputError as err:
-            if texts and "the corpus would be empty" not in str(err):
-                raise
-            # no token in any text (or no text): every document gets the prior's proportions
-            return Corpus(np.zeros(0, np.int32), np.zeros(len(texts) + 1, np.int64),
-                          self.vocabulary_)
+        # no token in a text (or in any): those documents get the prior's prediction, with
+        # a warning (predict's), as the rows of zeros of a matrix do
+        corpus = Corpus.from_texts(texts, tokenizer=tokenizer, allow_empty=True)
         corpus, dropped = corpus.restrict_vocabulary(self.vocabulary_)
         if dropped:
             warnings.warn(f"{dropped} of {corpus.num_tokens + dropped} tokens are outside the "
@@ -324,13 +209,14 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     def _corpus(self, X, y=None, *, fitting: bool) -> tuple[Corpus, np.ndarray | None]:
         """The corpus of ``X`` (with ``y`` coded for the model when fitting) and y as given."""
+        _check_form(X, type(self).__name__)
         if fitting:
             _check_label_types(y)
         # after a fit on texts, a list is texts whatever it holds (from_texts names a None)
         if _is_texts(X) or (not fitting and isinstance(X, (list, tuple))
                             and not hasattr(self, "n_features_in_")):
             if fitting:
-                y = column_or_1d(y, warn=True)
+                y = y if self._multilabel_y(y) else column_or_1d(y, warn=True)
                 check_consistent_length(X, y)
                 labels = self._encode_y(y)
             else:
@@ -346,15 +232,18 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                                  "not a document-term matrix")
         kwargs = dict(accept_sparse=("csr", "csc", "coo"), reset=fitting)
         if fitting:
-            X, y = validate_data(self, X, y, y_numeric=self._kind == "regression", **kwargs)
-        else:
-            X = validate_data(self, X, **kwargs)
-        check_non_negative(X, f"{type(self).__name__} (X must hold word counts)")
+            X, y = validate_data(self, X, y, y_numeric=self._kind == "regression",
+                                 multi_output=self._multilabel_y(y), **kwargs)
+        else:  # no rows is no documents to score (as no texts is), not an error
+            X = validate_data(self, X, ensure_min_samples=0, **kwargs)
+        if X.shape[0]:  # (scikit-learn's check cannot take a matrix without rows)
+            check_non_negative(X, f"{type(self).__name__} (X must hold word counts)")
         if fitting:
             vocabulary = _vocabulary_of(self, X.shape[1])
             self.vocabulary_ = vocabulary
             return Corpus.from_document_term(X, vocabulary, self._encode_y(y)), y
-        return Corpus.from_document_term(X, self.vocabulary_), None
+        # rows of zeros (or a matrix of them) get the prior's prediction, with predict's warning
+        return Corpus.from_document_term(X, self.vocabulary_, allow_empty=True), None
 
     @staticmethod
     def _drop_empty(corpus: Corpus) -> Corpus:
@@ -373,6 +262,10 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     def _encode_y(self, y):
         return y
 
+    def _multilabel_y(self, y) -> bool:
+        """Whether ``y`` is [D, L] with L > 1 (the classifiers' multi-label y)."""
+        return False
+
     # ------------------------------------------------------------------ settings
     def _entry(self, corpus):
         return REGISTRY[self._entries[self._kind]]
@@ -382,25 +275,30 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                 if getattr(self, name) is not None}
 
     def _seed(self) -> int:
+        """The run's seed from ``random_state``: an int is the seed itself; a RandomState or
+        a Generator gives one draw (reproducible from its state, and advancing it, as
+        scikit-learn's estimators do); None a fresh seed from the operating system."""
         rs = self.random_state
         if rs is None:
             return int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         if isinstance(rs, np.random.RandomState):
             return int(rs.randint(2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(2**31 - 1))
         if isinstance(rs, bool) or not isinstance(rs, numbers.Integral) or rs < 0:
-            raise ValueError(f"random_state must be a non-negative int, a RandomState or None, "
-                             f"got {rs!r}")
+            raise ValueError(f"random_state must be a non-negative int, a numpy RandomState or "
+                             f"Generator, or None, got {shown(rs)}")
         return int(rs)
 
     def _check_settings(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {shown(self.strategy)}")
         # num_snapshots >= 1: predict and transform run test chains from the snapshots
         for name, low in (("num_topics", 1), ("num_iterations", 1), ("num_chains", 1),
                           ("num_snapshots", 1), ("test_burnin", 0), ("test_draws", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+                raise ValueError(f"{name} must be an integer >= {low}, got {shown(value)}")
         c = getattr(self, "c", None)
         if isinstance(c, str) and c != "cv":
             raise ValueError(f"c must be a positive number or 'cv', got {c!r}")
@@ -416,7 +314,8 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit / predict
     def fit(self, X, y):
         """Fit the model on documents ``X`` (``[D, V]`` counts or ``D`` texts) and responses
-        ``y`` ``[D]`` (class labels or real ratings). Returns self."""
+        ``y``: ``[D]`` class labels or real ratings, or (classifiers) a ``[D, L]`` 0/1
+        indicator matrix of multi-label data. Returns self."""
         from topiczoo.fit import fit
 
         self._check_settings()
@@ -429,7 +328,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         entry = self._entry(corpus)
         options = self._options()
         seed = self._seed()
-        self.cv_results_ = None
+        self.cv_results_, self.c_tuning_ = None, None
         tune_c = options.get("c") == "cv"
         if tune_c:
             options.pop("c")
@@ -443,7 +342,7 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
                               predict_kwargs=self._predict_kwargs(seed),
                               strategy=self.strategy, seed=seed, progress=self.verbose)
             options["c"] = tuning.best_c
-            self.cv_results_ = tuning
+            self.cv_results_, self.c_tuning_ = tuning.cv_results(), tuning
         model = entry.build(self.num_topics, corpus=corpus, **options)
         # a relative c (the sHDP's default) in response units, as a fit's summary says it
         in_force = entry.hyperparameters(self.num_topics, corpus, **options).get("c_in_force")
@@ -456,11 +355,17 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         return self
 
     def _prediction(self, X, keep_zbar: bool = False):
-        from topiczoo.predict import predict
+        """The Prediction of ``X``; called by the public methods, so that the warning about
+        documents without tokens points at their caller."""
+        from topiczoo.predict import predict, warn_empty_test_documents
 
         corpus, _ = self._corpus(X, fitting=False)
-        return predict(self.result_, corpus, keep_zbar=keep_zbar,
-                       **self._predict_kwargs(self.seed_))
+        warn_empty_test_documents(corpus, stacklevel=3)  # _prediction, the method, its caller
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "[0-9]+ of [0-9]+ test documents have no tokens",
+                                    DataLossWarning)  # said above
+            return predict(self.result_, corpus, keep_zbar=keep_zbar,
+                           **self._predict_kwargs(self.seed_))
 
     def transform(self, X) -> np.ndarray:
         """Topic proportions zbar of the documents ``X``: float64 [D, K], the mean over the
@@ -493,21 +398,26 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
 _SHARED_DOC = """
     Run settings (all checked at fit time):
-      num_iterations: Gibbs cycles per chain (default 100, half of them burn-in unless
-        ``num_burnin``); num_chains (default 2); num_snapshots: training snapshots used for
-        prediction (default 5); test_burnin, test_draws: sweeps of each test chain before its
+      num_iterations: Gibbs cycles per chain (default 100, ``topiczoo.defaults``; half of them
+        burn-in unless ``num_burnin``); num_chains (default 4); num_snapshots: training
+        snapshots used for prediction (default 5); test_burnin, test_draws: sweeps of each test chain before its
         first kept draw and kept draws (defaults 20, 10); strategy: averaging strategy,
         ``sf``/``sa``/``mf``/``ma`` (default ``ma``).
       sampler: the sampler of ``topiczoo.fit.fit`` (``"exact"``, the default, or ``"light"``,
         with options such as ``"light:mh_steps=3"``; README "Samplers"); not SHDPRegressor's.
-      random_state: int seed of the run (default 0), None (a fresh seed) or a RandomState.
+      random_state: int seed of the run (default 0), None (a fresh seed), or a numpy
+        RandomState or Generator (the seed is one draw from it: reproducible from its state).
       tokenizer: how texts are tokenized when X is a list of texts (a
         :class:`topiczoo.text.Tokenizer`, default ``Tokenizer()``).
       verbose: progress lines on stderr.
     Fitted attributes: ``result_`` (:class:`topiczoo.fit.FitResult`), ``vocabulary_``,
     ``n_features_in_`` (matrix input), ``c_`` (the c used, when the model has one; a relative
     default's value in response units),
-    ``cv_results_`` (:class:`CTuning` when ``c="cv"``, else None), ``seed_``.
+    ``cv_results_`` (with ``c="cv"``: the search as a dict of arrays, keys as scikit-learn's
+    ``GridSearchCV.cv_results_``: ``params``, ``param_c``, ``split{k}_test_score``,
+    ``mean_test_score``, ``std_test_score``, ``rank_test_score``; else None), ``c_tuning_``
+    (with ``c="cv"``: the :class:`~topiczoo.tuning.CTuning` record, ``.table()`` prints it;
+    else None), ``seed_``.
 """
 
 
@@ -521,27 +431,63 @@ def _with_shared_doc(cls):
 class _Classifier(ClassifierMixin, _TopicModelEstimator):
     _kind = "binary"
 
+    def _multilabel_y(self, y) -> bool:
+        if sp.issparse(y):
+            return len(y.shape) == 2 and y.shape[1] > 1
+        try:
+            shape = np.shape(y)
+        except (ValueError, TypeError):  # ragged: scikit-learn's checks say what is wrong
+            return False
+        return len(shape) == 2 and shape[1] > 1
+
     def _encode_y(self, y):
+        if self._multilabel_y(y):
+            y = y.toarray() if sp.issparse(y) else np.asarray(y)
+            if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+                values = np.unique(y)
+                some = ", ".join(map(str, values[:6].tolist())) + (", ..." if len(values) > 6
+                                                                    else "")
+                raise ValueError(
+                    f"{type(self).__name__}: a 2-D y must be a [D, L] 0/1 indicator matrix "
+                    f"(multi-label: column l is 1 where the document has label l), got "
+                    f"shape {y.shape} with values {some}; for one class per document give "
+                    "y as [D] class labels")
+            self.classes_ = np.arange(y.shape[1])  # as scikit-learn's multi-label classifiers
+            return y.astype(np.int64)
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:  # scikit-learn's wording
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
-                             f"data, but the data contain only one class: {self.classes_[0]!r}")
+                             "data, but the data contain only one class: "
+                             f"{shown(self.classes_[0])}")
         return encoded.astype(np.int64)
 
     def _entry(self, corpus):
-        return REGISTRY[self._entries["binary" if len(self.classes_) == 2 else "multiclass"]]
+        # the binary models take [D, L] 0/1 labels too: one task per label
+        binary = len(self.classes_) == 2 or corpus.label_kind == "multilabel"
+        return REGISTRY[self._entries["binary" if binary else "multiclass"]]
+
+    def _multilabel(self) -> bool:
+        return self.result_.task.kind == "multilabel"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True  # [D, L] 0/1 y: one task per label
+        tags.target_tags.multi_output = True
+        return tags
 
     def decision_function(self, X) -> np.ndarray:
         """Averaged scores eta . zbar: [D] for two classes (> 0: ``classes_[1]``), [D, L]
-        for more (one per class; the prediction is their argmax)."""
+        for more (one per class; the prediction is their argmax) and for multi-label y (one
+        per label; > 0: the label is predicted)."""
         scores = np.asarray(self._prediction(X).decision_scores(self.strategy), np.float64)
-        return scores[0] if scores.shape[0] == 1 else scores.T
+        return scores[0] if scores.shape[0] == 1 and not self._multilabel() else scores.T
 
     def predict(self, X) -> np.ndarray:
-        """Class labels [D] (values of ``classes_``)."""
-        labels = self._prediction(X).labels(self.strategy)
-        return self.classes_[labels]
+        """Class labels [D] (values of ``classes_``), or for multi-label y 0/1 indicators
+        int64 [D, L]."""
+        ids = self._prediction(X).class_ids(self.strategy)
+        return ids if self._multilabel() else self.classes_[ids]
 
 
 class _Regressor(RegressorMixin, _TopicModelEstimator):
@@ -569,8 +515,10 @@ class GSLDAClassifier(_Classifier):
     per class, argmax) for more.
 
     Model parameters: num_topics K (default 10); c: the logistic pseudo-likelihood's power, a
-    whole number, or ``"cv"`` to choose it from ``c_grid`` (default 1, 2, ..., 64) by
-    ``cv_folds``-fold cross-validation (default 3) on the training data; alpha (total
+    whole number (default None: the registry's, 25 for two classes and multi-label y, chosen
+    on validation splits of three binary corpora, ``studies/gslda_default_c.py``; 1 for more
+    classes, ``gslda-multitask``), or ``"cv"`` to choose it from ``c_grid`` (default 1, 2,
+    ..., 64) by ``cv_folds``-fold cross-validation (default 3) on the training data; alpha (total
     Dirichlet concentration, theta ~ Dir(alpha/K)), beta, nu2 (prior variance of eta): the
     registry's defaults (1, 0.01, 1) when None.
     """
@@ -578,10 +526,10 @@ class GSLDAClassifier(_Classifier):
     _entries = {"binary": "gslda", "multiclass": "gslda-multitask"}
     _model_options = ("c", "alpha", "beta", "nu2")
 
-    def __init__(self, num_topics=10, *, c=1.0, alpha=None, beta=None, nu2=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+    def __init__(self, num_topics=10, *, c=None, alpha=None, beta=None, nu2=None, c_grid=None,
+                 cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.alpha = alpha
@@ -604,8 +552,11 @@ class GSLDAClassifier(_Classifier):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities [D, L] in the order of ``classes_``: two classes,
         ``[1 - p, p]`` with p = sigmoid of the averaged score; more classes, the per-class
-        sigmoids normalised to sum to one (see the module docstring)."""
+        sigmoids normalised to sum to one (see the module docstring); multi-label y, each
+        label's probability, the sigmoid of its averaged score (rows need not sum to one)."""
         p = np.asarray(self._prediction(X).probabilities(self.strategy), np.float64)
+        if self._multilabel():
+            return p.reshape(-1, len(self.classes_))
         if p.ndim == 1:
             return np.stack([1.0 - p, p], axis=1)
         return p / p.sum(axis=1, keepdims=True)
@@ -633,9 +584,9 @@ class MedLDAClassifier(_Classifier):
     _model_options = ("c", "ell", "alpha", "beta", "nu2")
 
     def __init__(self, num_topics=10, *, c=1.0, ell=None, alpha=None, beta=None, nu2=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 c_grid=None, cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.ell = ell
@@ -674,9 +625,10 @@ class MedLDARegressor(_Regressor):
     _model_options = ("c", "eps", "alpha", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, c=None, eps=None, alpha=None, beta=None, nu2=None,
-                 center=None, c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None,
-                 num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 center=None, c_grid=None, cv_folds=3, num_iterations=NUM_ITERATIONS,
+                 num_burnin=None, num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20,
+                 test_draws=10, strategy="ma", sampler="exact", random_state=0, tokenizer=None,
+                 verbose=False):
         self.num_topics = num_topics
         self.c = c
         self.eps = eps
@@ -713,9 +665,9 @@ class SLDARegressor(_Regressor):
     _model_options = ("s2", "learn_s2", "a0", "b0", "alpha", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, s2=None, learn_s2=None, a0=None, b0=None, alpha=None,
-                 beta=None, nu2=None, center=None, num_iterations=100, num_burnin=None,
-                 num_chains=2, num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 sampler="exact", random_state=0, tokenizer=None, verbose=False):
+                 beta=None, nu2=None, center=None, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", sampler="exact", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.s2 = s2
         self.learn_s2 = learn_s2
@@ -761,10 +713,10 @@ class SHDPRegressor(_Regressor):
     _shared_options = ("alpha", "gamma", "beta", "nu2", "center")
 
     def __init__(self, num_topics=10, *, loss="squared_error", s2=None, learn_s2=None, c=None,
-                 eps=None, alpha=None, gamma=None, beta=None, nu2=None, center=None,
-                 c_grid=None, cv_folds=3, num_iterations=100, num_burnin=None, num_chains=2,
-                 num_snapshots=5, test_burnin=20, test_draws=10, strategy="ma",
-                 random_state=0, tokenizer=None, verbose=False):
+                 eps=None, alpha=None, gamma=None, beta=None, nu2=None, center=None, c_grid=None,
+                 cv_folds=3, num_iterations=NUM_ITERATIONS, num_burnin=None,
+                 num_chains=NUM_CHAINS, num_snapshots=5, test_burnin=20, test_draws=10,
+                 strategy="ma", random_state=0, tokenizer=None, verbose=False):
         self.num_topics = num_topics
         self.loss = loss
         self.s2 = s2

@@ -52,6 +52,7 @@ from numpyro.infer import MCMC
 from numpyro.util import control_flow_prims_disabled
 
 from topiczoo.corpus import Corpus
+from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.errors import ConvergenceWarning, interrupts_as_keyboard_interrupt
 from topiczoo.kernels.gibbs import ChainState, CorpusData, GibbsKernel
 from topiczoo.models.checks import whole_number
@@ -273,8 +274,8 @@ def _compiled_snapshot(snapshot):
     return jax.jit(jax.vmap(snapshot))
 
 
-def fit(model, corpus, *, sampler: str = "exact", num_chains: int = 4,
-        num_iterations: int = 200, num_burnin: int | None = None,
+def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
+        num_iterations: int = NUM_ITERATIONS, num_burnin: int | None = None,
         num_snapshots: int | None = None,
         snapshot_lag: int | None = None, thinning: int = 1, seed: int = 0,
         chain_method: str = "vectorized", chunk: int | None = None, progress: bool = True,

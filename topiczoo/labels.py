@@ -18,7 +18,16 @@ import numpy as np
 
 from .errors import InputError, InputTypeError
 
-__all__ = ["LABEL_KINDS", "check_labels", "missing_label_positions", "normalize_labels"]
+__all__ = ["LABEL_KINDS", "ClassIdNames", "check_labels", "class_values",
+           "missing_label_positions", "normalize_labels", "shown"]
+
+
+def shown(value) -> str:
+    """``repr(value)`` for a message, numpy scalars as the Python values they hold (``1``,
+    ``'a'``, ``nan``; not ``np.int64(1)``, ``np.str_('a')``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -83,10 +92,33 @@ def take_labels(labels, keep: np.ndarray):
     return [rows[i] for i in keep]
 
 
+class ClassIdNames(tuple):
+    """The names ``"0"``, ..., ``"L-1"`` that stand for class ids without names.
+
+    :meth:`Corpus.subset <topiczoo.corpus.Corpus.subset>` gives them to a part of a corpus of
+    unnamed class ids, so that the part keeps the corpus's number of classes (its own largest
+    id may be lower). They compare, hash and print as the plain tuple; what the classes stand
+    for stays the ids themselves (:func:`class_values`), so predictions give back ints.
+    """
+
+    __slots__ = ()
+
+
+def class_values(names, num_classes: int) -> np.ndarray:
+    """What class ids ``0..L-1`` stand for: the class names, str ``[L]``, when the classes are
+    named (class names given as labels, or ``label_names``); the ids themselves, int64 ``[L]``,
+    when they are not (``names`` None or :class:`ClassIdNames`)."""
+    if names is None or isinstance(names, ClassIdNames):
+        return np.arange(num_classes, dtype=np.int64)
+    if len(names) != num_classes:
+        raise InputError(f"{len(names)} label_names for {num_classes} classes")
+    return np.asarray(names, dtype=str)
+
+
 def check_label_names(names) -> tuple[str, ...] | None:
     """``label_names`` as a tuple of str (None stays None); InputTypeError otherwise."""
-    if names is None:
-        return None
+    if names is None or type(names) is ClassIdNames:
+        return names
     if isinstance(names, (str, bytes)):
         raise InputTypeError("label_names must be a sequence of str, not a single string")
     if isinstance(names, (set, frozenset, Mapping)) or not isinstance(names, Iterable):
@@ -98,7 +130,7 @@ def check_label_names(names) -> tuple[str, ...] | None:
         elif is_int(n):
             out.append(str(int(n)))
         else:
-            raise InputTypeError(f"label_names[{i}] must be str, got {type(n).__name__}: {n!r}")
+            raise InputTypeError(f"label_names[{i}] must be str, got {type(n).__name__}: {shown(n)}")
     if len(set(out)) != len(out):
         raise InputError(f"label_names must be unique, got {tuple(out)}")
     return tuple(out)
@@ -111,9 +143,9 @@ def _labels_from_objects(y: np.ndarray) -> np.ndarray:
     for k, x in enumerate(y.flat):
         d = k // row
         if _is_missing(x):
-            raise InputError.about_document(d, f"the label is missing ({x!r}); {_MISSING_HINT}")
+            raise InputError.about_document(d, f"the label is missing ({shown(x)}); {_MISSING_HINT}")
         if isinstance(x, (bytes, np.bytes_)):
-            raise InputTypeError(f"document {d}: the label {x!r} is bytes; decode the labels to str first")
+            raise InputTypeError(f"document {d}: the label {shown(x)} is bytes; decode the labels to str first")
         if isinstance(x, str):
             kind = "str"
         elif isinstance(x, (bool, np.bool_, int, np.integer)):
@@ -122,7 +154,7 @@ def _labels_from_objects(y: np.ndarray) -> np.ndarray:
             kind = "float"
         else:
             raise InputTypeError(
-                f"document {d}: the label {x!r} is a {type(x).__name__}; labels must be numbers or str"
+                f"document {d}: the label {shown(x)} is a {type(x).__name__}; labels must be numbers or str"
             )
         first.setdefault(kind, d)
     if "str" in first and len(first) > 1:
@@ -291,9 +323,9 @@ def check_kind(kind: str, num_classes) -> tuple[str, int | None]:
     """A checked label kind (one of ``LABEL_KINDS``) and its number of classes; InputError
     naming what does not fit."""
     if not isinstance(kind, str) or kind not in LABEL_KINDS:
-        raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {kind!r}")
+        raise InputError(f"label kind must be one of {', '.join(LABEL_KINDS)}, got {shown(kind)}")
     if num_classes is not None and (not is_int(num_classes) or num_classes < 1):
-        raise InputError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+        raise InputError(f"num_classes must be an integer >= 1, got {shown(num_classes)}")
     if kind == "binary":
         if num_classes is not None and num_classes != 2:
             raise InputError(f"binary labels have 2 classes, not num_classes={num_classes}")

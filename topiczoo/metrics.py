@@ -99,11 +99,20 @@ def _prf(a, b) -> tuple:
     return float(precision), float(recall), float(f1)
 
 
-def precision_recall_f1(y_true, y_pred) -> dict:
+def precision_recall_f1(y_true, y_pred, label_names=None) -> dict:
     """Precision, recall and F1 of 0/1 (or bool) indicator arrays of one shape [D, L]:
     micro-averaged (``precision``, ``recall``, ``f1``: counts pooled over all labels) and, for
     two-dimensional arrays, macro-averaged (``macro_precision``, ``macro_recall``,
-    ``macro_f1``: the mean over the L labels, columns, of each label's own figure)."""
+    ``macro_f1``: the mean over the L labels, columns, of each label's own figure).
+
+    A label column with no positive in ``y_true`` has no defined recall (0 of 0 found): it is
+    counted as 0, and so is its F1, and its precision is 0 when it is predicted anywhere (0 of
+    those predictions right) and 0 when it is not (0 of 0), so such a column counts 0 in all
+    three macro averages, even when it is predicted correctly as absent everywhere (as
+    scikit-learn's ``zero_division=0``). A ``RuntimeWarning`` names those columns (by
+    ``label_names`` when given, a sequence of L names, else by index); the micro figures pool
+    the counts and are not affected.
+    """
     a, b = _pair("precision_recall_f1", y_true, y_pred)
     for name, y in (("y_true", a), ("y_pred", b)):
         if y.dtype.kind not in "biuf":
@@ -117,11 +126,38 @@ def precision_recall_f1(y_true, y_pred) -> dict:
     precision, recall, f1 = _prf(a, b)
     out = {"precision": precision, "recall": recall, "f1": f1}
     if a.ndim == 2:
+        _warn_columns_without_positives(a, label_names)
         per_label = np.array([_prf(a[:, j], b[:, j]) for j in range(a.shape[1])])
         out.update(macro_precision=float(per_label[:, 0].mean()),
                    macro_recall=float(per_label[:, 1].mean()),
                    macro_f1=float(per_label[:, 2].mean()))
     return out
+
+
+def _warn_columns_without_positives(truth: np.ndarray, label_names) -> None:
+    """A RuntimeWarning naming the label columns of ``truth`` (bool [D, L]) that have no
+    positive: their recall is undefined and they count 0 in the macro averages."""
+    empty = np.flatnonzero(~truth.any(axis=0))
+    if not empty.size:
+        return
+    L = truth.shape[1]
+    names = None
+    if label_names is not None:
+        names = [str(n) for n in label_names]
+        if len(names) != L:
+            raise InputError(f"precision_recall_f1: {len(names)} label_names for {L} label columns")
+    shown = [repr(names[j]) if names else str(int(j)) for j in empty[:10]]
+    more = f", ... ({empty.size} in all)" if empty.size > 10 else ""
+    which = "column" if empty.size == 1 else "columns"
+    warnings.warn(
+        f"precision_recall_f1: label {which} {', '.join(shown)}{more} of {L} "
+        f"{'has' if empty.size == 1 else 'have'} no positive in y_true: recall is undefined "
+        "there and counts as 0, as do precision and F1, in macro_precision, macro_recall and "
+        "macro_f1 (the micro figures are not affected); score the columns with positives "
+        "for a macro average without them",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def evaluate(kind: str, y_true, y_pred) -> dict:

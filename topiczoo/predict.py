@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topiczoo.errors import DataLossWarning, interrupts_as_keyboard_interrupt
+from topiczoo.errors import (DataLossWarning, InputError, InputTypeError,
+                             interrupts_as_keyboard_interrupt)
+from topiczoo.labels import class_values
 from topiczoo.metrics import accuracy
 from topiczoo.models.checks import whole_number
 from topiczoo.models.supervised import scores as score_documents
@@ -86,12 +88,15 @@ class Prediction:
     task: the :class:`~topiczoo.models.tasks.Task` (decision rule and metrics).
     response: the model's response (probabilities for the logistic), or None.
     zbar: float32 [C, I, J, D, K] test topic proportions (kept only when asked for).
+    label_names: what the class ids stand for (the corpus's ``label_names``; for multi-label
+      tasks the columns), or None: then :meth:`labels` gives class ids.
     """
 
     scores: np.ndarray
     task: object
     response: object = None
     zbar: np.ndarray | None = None
+    label_names: tuple | None = None
 
     def score(self, strategy: str = "ma") -> np.ndarray:
         """Averaged scores omega [T, D]."""
@@ -126,11 +131,45 @@ class Prediction:
         log_p0 = np.logaddexp.reduce(_log_sigmoid(-samples), axis=0)  # log sum of p(y=0)
         return log_p1 - log_p0
 
-    def labels(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
-        """Predictions in the corpus's orientation (``Task.decide``): class ids [D] (binary,
-        multi-class), 0/1 indicators [D, L] (multi-label), predicted responses [D]
-        (regression)."""
+    def class_ids(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
+        """Predictions as the corpus stores labels (``Task.decide``): class ids int64 [D]
+        (binary, multi-class), 0/1 indicators int64 [D, L] (multi-label), predicted responses
+        float [D] (regression, response units)."""
         return self.task.decide(self.decision_scores(strategy, average))
+
+    def _classes(self) -> np.ndarray | None:
+        """What the class ids stand for ([L]), or None where they stand for themselves."""
+        if self.label_names is None or self.task.kind not in ("binary", "multiclass"):
+            return None
+        classes = class_values(self.label_names, 2 if self.task.kind == "binary"
+                               else self.task.num_tasks)
+        return None if classes.dtype.kind == "i" else classes
+
+    def labels(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
+        """Predictions as the labels were given: for named classes (labels given as class
+        names, or ``label_names``) the class names, str [D]; otherwise as
+        :meth:`class_ids`: class ids [D], 0/1 indicators [D, L] (multi-label, columns in
+        the order of ``label_names``), predicted responses [D] (regression)."""
+        ids = self.class_ids(strategy, average)
+        classes = self._classes()
+        return ids if classes is None else classes[ids]
+
+    def _truth_ids(self, truth) -> np.ndarray:
+        """``truth`` as class ids: class names (str) of named classes are encoded."""
+        classes = self._classes()
+        if isinstance(truth, (str, bytes)):
+            raise InputTypeError("truth must be the test labels, one per document, not a single "
+                                 "string")
+        truth = np.asarray(truth)
+        if classes is None or truth.dtype.kind not in "OU":
+            return truth
+        index = {name: i for i, name in enumerate(classes.tolist())}
+        flat = truth.ravel().tolist()
+        unknown = [x for x in flat if x not in index]
+        if unknown:
+            raise InputError(f"truth holds {unknown[0]!r}, which is not a class of the fit "
+                             f"({', '.join(map(repr, index))})")
+        return np.array([index[x] for x in flat], np.int64).reshape(truth.shape)
 
     def probabilities(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
         """p(y = 1) (logistic response only), [D] or [D, L]: sigmoid of the averaged score
@@ -147,16 +186,18 @@ class Prediction:
         return out[0] if out.shape[0] == 1 else out.T
 
     def metrics(self, truth, strategy: str = "ma", average: str = "scores") -> dict:
-        """The task's metrics (``Task.metrics``) of the predictions against ``truth`` (the test
-        corpus's labels, same orientation): accuracy; precision / recall / F1; predictive R^2
-        and MSE."""
-        return self.task.metrics(truth, self.labels(strategy, average))
+        """The task's metrics (``Task.metrics``) of the predictions against ``truth``: the
+        test corpus's labels (class ids, same orientation) or, for named classes, the class
+        names; accuracy; precision / recall / F1; predictive R^2 and MSE."""
+        return self.task.metrics(self._truth_ids(truth), self.class_ids(strategy, average))
 
     def accuracy(self, truth, strategy: str = "ma", average: str = "scores") -> float:
-        """Fraction of test documents (multi-label: document-label pairs) predicted right."""
+        """Fraction of test documents (multi-label: document-label pairs) predicted right;
+        ``truth`` as for :meth:`metrics`."""
         if self.task.kind == "regression":
             raise TypeError("a regression has no accuracy; use metrics() (predictive R^2, MSE)")
-        return accuracy(self.task.check_truth(truth), self.labels(strategy, average))
+        return accuracy(self.task.check_truth(self._truth_ids(truth)),
+                        self.class_ids(strategy, average))
 
 
 def warn_empty_test_documents(corpus, stacklevel: int = 2) -> None:
@@ -227,7 +268,10 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
       num_burnin, num_draws, lag: test chains' burn-in, kept draws and spacing.
       seed: seeds the test chains (with the fit's seed, chain and snapshot index).
       keep_zbar: keep the test topic proportions in the prediction ([C, I, J, D, K]).
-    Returns a :class:`Prediction`; ``prediction.metrics(test.labels)`` scores it.
+    Returns a :class:`Prediction`; ``prediction.metrics(test.labels)`` scores it. Its
+    ``label_names`` (what :meth:`Prediction.labels` gives back for named classes) are the
+    fit's (a ``label_names`` attribute of ``result``) or else the test corpus's when they fit
+    the task (as many classes or columns).
     """
     if result.task is None:
         raise TypeError("an unsupervised model has no scores; use held_out_proportions")
@@ -240,4 +284,18 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
     shape = (result.num_chains, len(result.snapshots))
     scores = np.asarray(scores, np.float32).reshape(shape + scores[0].shape)
     zbar = _stack_proportions(kept, *shape) if keep_zbar else None
-    return Prediction(scores, result.task, result.model.response, zbar)
+    return Prediction(scores, result.task, result.model.response, zbar,
+                      _label_names(result, corpus))
+
+
+def _label_names(result, corpus) -> tuple | None:
+    """What the fit's class ids stand for: its own record when it has one, else the test
+    corpus's ``label_names`` when they name as many classes (or columns) as the task has."""
+    names = getattr(result, "label_names", None)
+    if names is not None:
+        return names
+    names, task = corpus.label_names, result.task
+    width = 2 if task.kind == "binary" else task.num_tasks
+    if names is None or task.kind == "regression" or len(names) != width:
+        return None
+    return names

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from .errors import DataLossWarning, InputError, InputTypeError
+from .labels import shown
 
 __all__ = [
     "ASCII_TOKENIZER",
@@ -149,9 +150,9 @@ class Tokenizer:
             raise InputError(f"token_pattern {self.token_pattern!r} is not a valid regular expression: {err}") from None
         for name in ("lowercase", "strip_accents"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise InputTypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+                raise InputTypeError(f"{name} must be True or False, got {shown(getattr(self, name))}")
         if not _is_int(self.min_word_length) or self.min_word_length < 0:
-            raise InputError(f"min_word_length must be an integer >= 0, got {self.min_word_length!r}")
+            raise InputError(f"min_word_length must be an integer >= 0, got {shown(self.min_word_length)}")
         if not is_choice(self.digits, DIGIT_RULES):
             raise InputError(f"digits must be one of {', '.join(map(repr, DIGIT_RULES))}, got {self.digits!r}")
         if not is_choice(self.unicode_form, UNICODE_FORMS):
@@ -177,7 +178,7 @@ class Tokenizer:
             words = tuple(stop)
             for w in words:
                 if not isinstance(w, str):
-                    raise InputTypeError(f"stop_words must hold str, got {type(w).__name__}: {w!r}")
+                    raise InputTypeError(f"stop_words must hold str, got {type(w).__name__}: {shown(w)}")
             set_(self, "stop_words", tuple(sorted(set(words))))  # hashable, order-free
             resolved = frozenset(_normalize_token(self._prepare(w).lower()) for w in words)
         set_(self, "_stop", resolved)
@@ -354,7 +355,7 @@ def check_vocabulary(vocabulary, where: str = "vocabulary", positions=_ids) -> C
     vocab = tuple(vocabulary)
     for i, w in enumerate(vocab):
         if not isinstance(w, str):
-            raise InputTypeError(f"{where} entries must be str, got {type(w).__name__} at id {i}: {w!r}")
+            raise InputTypeError(f"{where} entries must be str, got {type(w).__name__} at id {i}: {shown(w)}")
     if len(set(vocab)) != len(vocab):
         seen: dict[str, int] = {}
         for i, w in enumerate(vocab):
@@ -385,13 +386,13 @@ def select_words(
     if hi < lo:
         raise InputError(f"max_df={max_df} corresponds to fewer documents ({hi}) than min_df={min_df} ({lo})")
     if not _is_int(min_count) and not (isinstance(min_count, (float, np.floating)) and float(min_count).is_integer()):
-        raise InputError(f"min_count must be an integer >= 0, got {min_count!r}")
+        raise InputError(f"min_count must be an integer >= 0, got {shown(min_count)}")
     if min_count < 0:
-        raise InputError(f"min_count must be an integer >= 0, got {min_count!r}")
+        raise InputError(f"min_count must be an integer >= 0, got {shown(min_count)}")
     if not is_choice(rank_by, RANKINGS):
         raise InputError(f"rank_by must be one of {', '.join(RANKINGS)}, got {rank_by!r}")
     if max_vocab is not None and (not _is_int(max_vocab) or max_vocab < 0):
-        raise InputError(f"max_vocab must be an integer >= 0 or None, got {max_vocab!r}")
+        raise InputError(f"max_vocab must be an integer >= 0 or None, got {shown(max_vocab)}")
     fails_min_df = df < max(lo, 1)
     fails_max_df = ~fails_min_df & (df > hi)
     fails_count = ~fails_min_df & ~fails_max_df & (counts < int(min_count))
@@ -427,7 +428,7 @@ def _doc_count(value, num_docs: int, name: str) -> int:
             return int(np.floor(value * num_docs + 1e-9))
         return int(np.ceil(value * num_docs - 1e-9))
     if not _is_int(value):
-        raise InputTypeError(f"{name} must be an int count or a float fraction, got {value!r}")
+        raise InputTypeError(f"{name} must be an int count or a float fraction, got {shown(value)}")
     if value < 0:
         raise InputError(f"{name} must be >= 0, got {value}")
     return int(value)

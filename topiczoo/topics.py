@@ -64,7 +64,7 @@ def word_frequencies(arrays: dict, phi: np.ndarray) -> np.ndarray:
     """p_w, the frequency of each word in the training corpus: float64 [V], summing to 1.
 
     arrays: one chain's snapshot (``Snapshot.chain(c)``); phi: its topics [V, K]
-    (``model.phi_hat(arrays)``). From the snapshot's counts, sum over topics of n_wk divided
+    (``model.predictor().phi_hat(arrays)``). From the snapshot's counts, sum over topics of n_wk divided
     by N, where it holds them (the parametric family); else (the sHDP's snapshot holds phi
     only) the topics' mixture sum_k phi_kw n_k / N, the same frequencies smoothed by the
     prior beta. A word with no training token has p_w = 0.
