@@ -34,6 +34,8 @@ import numpyro.infer
 import numpyro.infer.initialization
 from numpyro.infer.mcmc import MCMCKernel
 
+from topiczoo.kernels.assignments import word_token_index
+
 # arviz_base.from_numpyro reads ``numpyro.infer.initialization`` as an attribute of the package.
 # Importing arviz before numpyro leaves the submodule in sys.modules but not as that attribute
 # (a later ``import numpyro.infer.initialization`` then does not set it), so set it here.
@@ -77,7 +79,11 @@ class Sampler(NamedTuple):
     grown start, so the draws are those of a run started with the larger capacity. A family
     whose state layout changed gives ``upgrade(named, data) -> named``: the state leaves of a
     checkpoint written in an earlier layout (``jax.tree_util.keystr`` path -> array with a
-    leading chain axis) in the current one, ``named`` itself when they already are.
+    leading chain axis) in the current one, ``named`` itself when they already are. A
+    family that can say how much memory a run takes gives ``memory(sizes) -> {part: bytes}``
+    (``sizes``: num_chains, num_docs, num_tokens, vocab_size, num_tasks, num_snapshots,
+    num_draws): an estimate of its largest arrays, which ``fit`` checks against the machine's
+    memory before anything large is allocated (``topiczoo.memory.check_memory``).
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -93,6 +99,7 @@ class Sampler(NamedTuple):
     overflowed: Callable | None = None
     grow: Callable | None = None
     upgrade: Callable | None = None
+    memory: Callable | None = None
 
 
 class ChainState(NamedTuple):
@@ -113,8 +120,6 @@ class ChainState(NamedTuple):
 def corpus_arrays(words, doc_offsets, y, vocab_size: int | None = None) -> CorpusData:
     """:class:`CorpusData` from token word ids [N], offsets [D+1] and coded responses [T, D];
     with ``vocab_size`` (V) also the word -> tokens index (O(N + V), once)."""
-    from topiczoo.kernels.assignments import word_token_index
-
     offsets = np.asarray(doc_offsets)
     doc_ids = np.repeat(np.arange(len(offsets) - 1, dtype=np.int32), np.diff(offsets))
     index = (None, None)

@@ -49,7 +49,7 @@ from topiczoo.models.family import Predictor
 from topiczoo.models.monitors import PARAMETRIC_MONITORS
 from topiczoo.models.responses import response_facts
 from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
-                                        supervised_monitors)
+                                        snapshot_parameters, supervised_monitors)
 from topiczoo.models.tasks import Task
 
 
@@ -410,13 +410,38 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return info
 
     def snapshot(state) -> dict:
-        """n_wk [V, K] scattered from z (only at snapshot points), n_k [K], eta [T, K]."""
+        """n_wk [V, K] scattered from z (only at snapshot points), n_k [K], eta [T, K], and
+        the response's parameters (the Gaussian's s2 [T])."""
         n_wk = jnp.zeros((vocab_size, num_topics), jnp.int32).at[state.words, state.z].add(1)
-        return {"n_wk": n_wk, "n_k": state.n_dk.sum(axis=0), "eta": state.eta}
+        return {"n_wk": n_wk, "n_k": state.n_dk.sum(axis=0), "eta": state.eta,
+                **snapshot_parameters(model.response, state)}
 
     blocks = (topics_block,)
     if model.response is not None:
         blocks = (eta_block(model.response, _eta_draw(model, options)), topics_block,
                   augmentation_block(model.response, _scores))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
-                   upgrade=upgrade_checkpoint_state)
+                   upgrade=upgrade_checkpoint_state,
+                   memory=partial(_memory, num_topics, options, model.supervised))
+
+
+def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:
+    """Bytes of the largest arrays of a run (``Sampler.memory``): the chains' states (held
+    about three times over by numpyro and the step), the host sweep's counts (one chain at a
+    time), eta's factorisation, the snapshots and the per-draw eta."""
+    k, c = num_topics, sizes["num_chains"]
+    d, n, v = sizes["num_docs"], sizes["num_tokens"], sizes["vocab_size"]
+    t = sizes["num_tasks"] if supervised else 0
+    parts = {
+        "the chains' states (z, n_dk [D, K], the augmentation)": 3 * c * (8 * n + 4 * d * k
+                                                                          + 16 * t * d),
+        "the host sweep's counts n_wk [V, K]": 4 * v * k + 4 * c * d * k,
+        "the snapshots (n_wk [V, K] per chain and snapshot)": 4 * c * (sizes["num_snapshots"]
+                                                                       + 1) * v * k,
+        "the per-draw eta [T, K]": 4 * c * sizes["num_draws"] * t * k,
+    }
+    if t and options.name == "exact" and options.eta == "cholesky":
+        parts["eta's precision matrices [K, K, T] (float64)"] = 8 * k * k * (t + 1)
+    elif t and options.name == "exact" and options.eta == "qr":
+        parts["eta's QR factorisation ([D + K] x K per task and chain)"] = 4 * c * t * (d + k) * k
+    return parts

@@ -109,6 +109,32 @@ class Response(Protocol):
         """The numpyro statement of ``y`` given ``omega`` [T, D] in a generative declaration
         (``y`` None: drawn, where the response is generative); returns ``y``."""
 
+    def snapshot_parameters(self, augmentation) -> dict:
+        """The response's own parameters in a chain's state, kept in its snapshots (the
+        Gaussian's noise variance s2 [T]); ``{}`` for the others."""
+
+    def log_density(self, y, omega, **parameters):
+        """log p(y | omega), float64 [..., T, D], of a response that is a probability model
+        (the logistic's Bernoulli, the Gaussian with ``s2`` of :meth:`snapshot_parameters`);
+        ``ValueError`` for a pseudo-likelihood (hinge, epsilon-insensitive)."""
+
+
+def log_sigmoid(x):
+    """log sigmoid(x) = -log(1 + e^-x), without overflow (numpy, float64)."""
+    return -np.logaddexp(0.0, -np.asarray(x, np.float64))
+
+
+class _PseudoLikelihood:
+    """A response whose factor is a pseudo-likelihood: no parameters of its own to keep, no
+    density of the labels."""
+
+    def snapshot_parameters(self, augmentation) -> dict:
+        return {}
+
+    def log_density(self, y, omega, **parameters):
+        raise ValueError(f"the {self.name} response is a pseudo-likelihood: it has no "
+                         "density of the labels")
+
 
 @dataclass(frozen=True)
 class Logistic(Response):
@@ -159,6 +185,15 @@ class Logistic(Response):
         """p(y = 1 | omega) = sigmoid(omega)."""
         return jax.nn.sigmoid(omega)
 
+    def snapshot_parameters(self, augmentation) -> dict:
+        return {}
+
+    def log_density(self, y, omega, **parameters):
+        """The Bernoulli log-probability of 0/1 labels y at logit omega (the model gSLDA
+        predicts with, whatever c): y log sigmoid(omega) + (1 - y) log sigmoid(-omega)."""
+        y = np.asarray(y, np.float64)
+        return y * log_sigmoid(omega) + (1.0 - y) * log_sigmoid(-np.asarray(omega))
+
 
 def _draw_inverse_margin(key, c, zeta):
     """gamma = 1/lambda ~ IG(1 / (c |zeta|), 1): the hinge augmentation of exp(-2c max(0, zeta))."""
@@ -173,7 +208,7 @@ def _declare_factor(log_pseudo_likelihood, omega, y, what):
 
 
 @dataclass(frozen=True)
-class Hinge(Response):
+class Hinge(_PseudoLikelihood, Response):
     """Hinge loss of Gibbs MedLDA with cost ``c`` and margin ``ell``; labels y in {0, 1}
     (coded as -1 / +1). Pseudo-likelihood exp(-2 c max(0, ell - y omega)).
 
@@ -232,7 +267,7 @@ def _per_task(value):
 
 
 @dataclass(frozen=True)
-class EpsilonInsensitive(_Regressor):
+class EpsilonInsensitive(_PseudoLikelihood, _Regressor):
     """Gibbs MedLDA regression: pseudo-likelihood exp(-2 c max(0, |y - omega| - eps)).
 
     ``eps`` is in response units. ``relative=True``: ``c`` is per standard deviation of the
@@ -351,6 +386,22 @@ class Gaussian(_Regressor):
 
     def gaussian_form(self, y, augmentation):
         return y / augmentation, 1.0 / augmentation
+
+    def snapshot_parameters(self, augmentation) -> dict:
+        """``{"s2": [T]}``, the noise variance in force (drawn, fixed or relative)."""
+        return {"s2": augmentation[..., 0]}
+
+    def log_density(self, y, omega, *, s2=None, **parameters):
+        """log N(y; omega, s2) per (task, document), float64; ``s2`` broadcasts against
+        [..., T, D] (a snapshot's s2 [..., T] with a trailing document axis); without it the
+        fixed absolute s2 (a drawn or relative one must be given)."""
+        if s2 is None:
+            if self.learn_s2 or self.relative:
+                raise ValueError("this Gaussian response's s2 is drawn or relative to the "
+                                 "responses: give the snapshot's s2")
+            s2 = self.s2
+        y, omega, s2 = (np.asarray(a, np.float64) for a in (y, omega, s2))
+        return -0.5 * ((y - omega) ** 2 / s2 + np.log(2 * np.pi * s2))
 
     def log_pseudo_likelihood(self, y, omega, s2=None):
         """log N(y; omega, s2) per (task, document) at the fixed or start s2

@@ -16,7 +16,7 @@ truncation is below 1e-5 on average under the Gamma(1, 1) prior of gamma):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +33,8 @@ from topiczoo.models.monitors import SHDP_MONITORS
 from topiczoo.models.responses import (EpsilonInsensitive, Gaussian, Hinge, Logistic,
                                        response_facts)
 from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
-                                        response_declaration, supervised_monitors)
+                                        response_declaration, snapshot_parameters,
+                                        supervised_monitors)
 from topiczoo.models.tasks import Task
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
@@ -244,8 +245,10 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
         return out
 
     def snapshot(state) -> dict:
-        """The globals prediction reads (``kernels.hdp.snapshot``)."""
-        return hdp_kernel.snapshot(state, beta=model.beta)
+        """The globals prediction reads (``kernels.hdp.snapshot``) and the response's
+        parameters (the Gaussian's s2 [T])."""
+        return {**hdp_kernel.snapshot(state, beta=model.beta),
+                **snapshot_parameters(response, state)}
 
     def overflowed(state):
         return state.overflow
@@ -257,7 +260,26 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
     if response is not None:
         blocks = (eta_map if model.eta_map else eta_block(response, draw_eta), topics, globals_,
                   augmentation_block(response, hdp_kernel.document_scores))
-    return Sampler("exact", init, blocks, monitors, snapshot, SHDP_MONITORS, overflowed, grow)
+    return Sampler("exact", init, blocks, monitors, snapshot, SHDP_MONITORS, overflowed, grow,
+                   memory=partial(_memory, model.initial_capacity, response is not None))
+
+
+def _memory(capacity: int, supervised: bool, sizes: dict) -> dict:
+    """Bytes of the largest arrays of a run at its starting capacity (``Sampler.memory``;
+    the capacity doubles when topics are born beyond it): the chains' states with their counts
+    (held about three times over), the snapshots' topics and eta's factorisation."""
+    k, c = capacity, sizes["num_chains"]
+    d, n, v = sizes["num_docs"], sizes["num_tokens"], sizes["vocab_size"]
+    t = sizes["num_tasks"] if supervised else 0
+    parts = {
+        "the chains' states (z, n_dk [D, Kcap], n_wk [V, Kcap])": 3 * c * (4 * n + 4 * d * k
+                                                                           + 4 * v * k),
+        "the snapshots (phi [V, Kcap] per chain and snapshot)": 4 * c * sizes["num_snapshots"]
+                                                                * v * k,
+    }
+    if t:
+        parts["eta's precision matrices [Kcap, Kcap, T] (float64)"] = 8 * k * k * (t + 1)
+    return parts
 
 
 #: The Gaussian sHDP's default noise variance, as a fraction of the training responses'

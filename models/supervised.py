@@ -12,7 +12,8 @@ the supervised part of a family is the same:
 * the blocks: eta | Z, augmentation (:func:`eta_block`, Gaussian given the form's coefficients
   :func:`gaussian_form`) and the augmentation | Z, eta (:func:`augmentation_block`);
 * the monitors (:func:`supervised_monitors`, label-invariant ones in :data:`SUPERVISED_MONITORS`)
-  and the held-out scores (:func:`scores`).
+  and what a snapshot keeps of the response and the held-out scores (:func:`snapshot_parameters`,
+  :func:`scores`).
 
 A family supplies its topic blocks and two functions of its state: ``scores(state, data)``,
 the documents' omega [T, D], and how eta is drawn given (psi, rho). The state is any
@@ -31,7 +32,8 @@ from topiczoo.models.monitors import SUPERVISED_MONITORS
 from topiczoo.models.tasks import Task
 
 __all__ = ["SUPERVISED_MONITORS", "augmentation_block", "corpus_data", "eta_block",
-           "gaussian_form", "response_declaration", "scores", "supervised_monitors", "task_of"]
+           "gaussian_form", "response_declaration", "scores", "snapshot_parameters",
+           "supervised_monitors", "task_of"]
 
 
 # ------------------------------------------------------------------------------------- data
@@ -137,6 +139,12 @@ def supervised_monitors(response, task: Task, state, data, omega, *,
 
 
 # ------------------------------------------------------------------------------- prediction
+def snapshot_parameters(response, state) -> dict:
+    """The response's parameters to keep in a snapshot (the Gaussian's s2 [T]); ``{}``
+    without a response."""
+    return {} if response is None else response.snapshot_parameters(state.augmentation)
+
+
 def scores(snapshot: dict, zbar: np.ndarray) -> np.ndarray:
     """Scores omega [J, T, D] = eta . zbar of held-out topic proportions zbar [J, D, K] given a
     snapshot's eta [T, K] (float32): the prediction's S(i, j)."""

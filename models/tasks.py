@@ -21,6 +21,9 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
+from topiczoo.errors import InputError
+from topiczoo.metrics import evaluate
+
 #: Every label kind, in the corpus's words (``Corpus.label_kind``).
 KINDS = ("binary", "multiclass", "multilabel", "regression")
 
@@ -113,8 +116,6 @@ class Task:
         this task: 0/1 (binary), class ids in [0, T) (multi-class), 0/1 indicators [D, T]
         (multi-label); regression's finite numbers are checked by its metrics. Raises
         :class:`~topiczoo.errors.InputError` naming the first bad entry."""
-        from topiczoo.errors import InputError
-
         truth = np.asarray(truth)
         if self.kind == "regression":
             return truth
@@ -136,8 +137,6 @@ class Task:
         (binary, multi-class); micro and macro ``precision``, ``recall``, ``f1`` (multi-label);
         ``predictive_r2`` and ``mse`` (regression, squared response units). ``truth`` must be
         labels of this task (:meth:`check_truth`)."""
-        from topiczoo.metrics import evaluate
-
         return evaluate(self.kind, self.check_truth(truth), predicted)
 
     # ------------------------------------------------------------------ monitors (jittable)

@@ -334,5 +334,13 @@ def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
     def snapshot(state) -> dict:
         return {"n_wk": state.n_wk, "n_k": state.n_k, "m_k": state.m_k}
 
+    def memory(sizes: dict) -> dict:
+        """The chains' states with their counts n_wk [V, K] (held about three times over) and
+        the snapshots' (bytes)."""
+        c, v = sizes["num_chains"], sizes["vocab_size"]
+        return {"the chains' states (n_wk [V, K])": 3 * c * 4 * v * num_topics,
+                "the snapshots (n_wk [V, K] per chain and snapshot)":
+                    4 * c * sizes["num_snapshots"] * v * num_topics}
+
     return Sampler("exact", init, (documents_block,), monitors, snapshot,
-                   ("log_likelihood", "occupied_topics"))
+                   ("log_likelihood", "occupied_topics"), memory=memory)

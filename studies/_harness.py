@@ -161,7 +161,7 @@ def mean_sd(values) -> tuple[float, float]:
 def default_sizing(iterations: int) -> str:
     """How ``fit``'s defaults split a run of ``iterations``: "half burn-in, N snapshots" with
     the N snapshots it takes (fewer than 5 when fewer iterations follow burn-in)."""
-    from topiczoo.fit import snapshot_iterations
+    from topiczoo.schedule import snapshot_iterations
 
     count = len(snapshot_iterations(iterations, iterations // 2))
     return f"half burn-in, {count} snapshot{'s' if count != 1 else ''}"

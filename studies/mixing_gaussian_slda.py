@@ -51,7 +51,8 @@ from _harness import (command_line, ensure_dir, load_run, log, parser, pyplot,  
 from topiczoo.datasets import load_dataset  # noqa: E402
 from topiczoo.diagnostics import (gelman_rubin_brooks, plot_gelman_rubin_brooks,  # noqa: E402
                                   save_datatree, to_datatree)
-from topiczoo.fit import FitResult, corpus_fingerprint, fit  # noqa: E402
+from topiczoo.checkpoints import corpus_fingerprint  # noqa: E402
+from topiczoo.fit import FitResult, fit  # noqa: E402
 from topiczoo.kernels.gibbs import GibbsKernel  # noqa: E402
 from topiczoo.kernels.assignments import assignments_log_likelihood  # noqa: E402
 from topiczoo.models import slda_gaussian  # noqa: E402

@@ -12,6 +12,8 @@ import pytest
 
 import topiczoo.compare as compare_module
 import topiczoo.datasets
+import topiczoo.run
+import topiczoo.tuning
 from topiczoo import cli
 from topiczoo.cli import main
 from topiczoo.corpus import Corpus
@@ -41,6 +43,7 @@ def _synthetic(seed=0, num_docs=24):
 @pytest.fixture
 def synthetic(monkeypatch):
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: _synthetic())
+    monkeypatch.setattr(topiczoo.compare, "load_dataset", lambda name, **kw: _synthetic())
 
 
 def test_a_tiny_grid_writes_table_plots_and_trees(tmp_path, synthetic, capsys):
@@ -132,12 +135,11 @@ def test_pointwise_log_likelihood_is_the_response_density():
     p1 = 1 / (1 + np.exp(-scores[..., 0, :].astype(np.float64)))
     want = np.where(labels == 1, np.log(p1), np.log1p(-p1)).reshape(2, 12, 5)
     np.testing.assert_allclose(ll, want, rtol=1e-10)
-    # Gaussian with s2 drawn: each snapshot's s2 from the draw at its iteration
+    # Gaussian with s2 drawn: each snapshot's own s2 (the chain's at its iteration)
     y = rng.normal(size=5)
     s2_draws = np.array([[[0.5], [2.0], [3.0], [4.0]], [[1.5], [0.7], [0.9], [1.1]]])  # [C, S, T]
-    snaps = [SimpleNamespace(iteration=it) for it in (2, 3, 4)]
-    result = SimpleNamespace(draw_iterations=np.array([1, 2, 3, 4]), snapshots=snaps,
-                             draws={"augmentation_mean": s2_draws})
+    snaps = [SimpleNamespace(iteration=it, arrays={"s2": s2_draws[:, it - 1]}) for it in (2, 3, 4)]
+    result = SimpleNamespace(snapshots=snaps)
     task = Task("regression", 1, offset=0.25)
     run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(1.0, True)), result=result)
     ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
@@ -145,11 +147,19 @@ def test_pointwise_log_likelihood_is_the_response_density():
     s2, mean = s2_draws[c, 3, 0], float(scores[c, i, j, 0, d])
     direct = -0.5 * ((y[d] - 0.25 - mean) ** 2 / s2 + math.log(2 * math.pi * s2))
     assert ll[c, i * 4 + j, d] == pytest.approx(direct, rel=1e-6)
-    # a fixed relative s2 (a fraction of the training variance) is also read from the draws
+    # a fixed relative s2 (a fraction of the training variance) is also read from the snapshots
     run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(0.25, relative=True)),
                           result=result)
     ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
     assert ll[c, i * 4 + j, d] == pytest.approx(direct, rel=1e-6)
+    # a fixed absolute s2 needs none; a drawn one without it is a clear error
+    run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(2.0)), result=None)
+    ll = compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
+    assert ll[c, i * 4 + j, d] == pytest.approx(
+        -0.5 * ((y[d] - 0.25 - mean) ** 2 / 2.0 + math.log(2 * math.pi * 2.0)), rel=1e-6)
+    run = SimpleNamespace(prediction=Prediction(scores, task, Gaussian(1.0, True)), result=None)
+    with pytest.raises(ValueError, match="give the snapshot's s2"):
+        compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=y))
     # the hinge has no density
     run = SimpleNamespace(prediction=Prediction(scores, Task("binary", 1), None), result=None)
     assert compare_module.pointwise_log_likelihood(run, SimpleNamespace(labels=labels)) is None
@@ -219,6 +229,8 @@ def test_a_model_of_the_grid_runs_with_its_sampler(tmp_path, synthetic, monkeypa
         return real(entry, *args, fit_kwargs=fit_kwargs, **kwargs)
 
     monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.compare, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.tuning, "fit_and_predict", recording)
     out = tmp_path / "grid"
     assert main(GRID + ["--sampler", "medlda:light:mh_steps=3", "--out", str(out)]) == 0
     assert sorted(set(samplers)) == [("gslda", "exact"), ("medlda", "light:mh_steps=3")]
@@ -260,6 +272,7 @@ def test_every_data_set_is_loaded_before_the_first_cell(tmp_path, monkeypatch, c
         raise FileNotFoundError(f"{name}: no such data")
 
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", load)
+    monkeypatch.setattr(topiczoo.compare, "load_dataset", load)
     argv = GRID[:2] + ["bbc,poliblog"] + GRID[3:] + ["--out", str(tmp_path / "g")]
     assert main(argv) == 2
     assert "poliblog: no such data" in capsys.readouterr().err
@@ -374,6 +387,8 @@ def test_nonparametric_cells_record_occupied_topics_and_the_plot_places_them(
         return run
 
     monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.compare, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.tuning, "fit_and_predict", recording)
     out = tmp_path / "grid"
     argv = GRID[:4] + ["gslda,hdp-glm"] + GRID[5:12] + ["2"] + GRID[13:]
     assert main(argv + ["--out", str(out)]) == 0
@@ -452,6 +467,8 @@ def test_one_grid_compares_samplers_of_one_model(tmp_path, synthetic, monkeypatc
         return real(entry, *args, fit_kwargs=fit_kwargs, options=options, **kwargs)
 
     monkeypatch.setattr(topiczoo.run, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.compare, "fit_and_predict", recording)
+    monkeypatch.setattr(topiczoo.tuning, "fit_and_predict", recording)
     out = tmp_path / "grid"
     argv = (GRID[:4] + ["medlda,medlda@light:mh_steps=3"] + GRID[5:-1]
             + ["--option", "medlda:c=2", "--out", str(out)])
@@ -529,6 +546,7 @@ def test_cells_say_the_settings_in_force_and_refuse_a_changed_default(tmp_path, 
     sHDP's and MedLDA regression's c were a fixed 1 once) is refused, not shown as this
     grid's."""
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: _ratings())
+    monkeypatch.setattr(topiczoo.compare, "load_dataset", lambda name, **kw: _ratings())
     out = tmp_path / "grid"
     argv = (["compare", "--data", "movie-scale", "--models", "shdp-regression,medlda-regression"]
             + GRID[5:8] + ["0"] + GRID[9:] + ["--out", str(out)])

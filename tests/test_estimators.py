@@ -12,6 +12,10 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import topiczoo.compare
+import topiczoo.datasets
+import topiczoo.run
+import topiczoo.tuning
 from topiczoo.errors import DataLossWarning
 from topiczoo.estimators import (SKIPPED_CHECKS, GSLDAClassifier, MedLDAClassifier,
                                  MedLDARegressor, SHDPRegressor, SLDARegressor)
@@ -307,6 +311,8 @@ def test_choose_c_picks_the_best_mean_and_the_first_of_ties(monkeypatch):
         return type("R", (), {"prediction": prediction})()
 
     monkeypatch.setattr(topiczoo.run, "fit_and_predict", fake)
+    monkeypatch.setattr(topiczoo.compare, "fit_and_predict", fake)
+    monkeypatch.setattr(topiczoo.tuning, "fit_and_predict", fake)
     X, y = _counts()
     from topiczoo.corpus import Corpus
 
@@ -498,7 +504,7 @@ def test_scikit_learn_estimator_checks(estimator, check):
 def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
     import json
 
-    import topiczoo.datasets
+    import topiczoo.compare
     from topiczoo.cli import main
     from topiczoo.corpus import Corpus
     from topiczoo.datasets import DataSet
@@ -508,6 +514,7 @@ def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
     data = DataSet("movie-scale", corpus.subset(np.arange(24)), corpus.subset(np.arange(24, 32)),
                    "regression", ("rating",), 0, "synthetic")
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+    monkeypatch.setattr(topiczoo.compare, "load_dataset", lambda name, **kw: data)
     out = tmp_path / "run"
     argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
             "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
@@ -545,6 +552,7 @@ def test_c_cv_search_resumes_from_its_record(tmp_path, monkeypatch, capsys):
     data = DataSet("movie-scale", corpus.subset(np.arange(24)), corpus.subset(np.arange(24, 32)),
                    "regression", ("rating",), 0, "synthetic")
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
+    monkeypatch.setattr(topiczoo.compare, "load_dataset", lambda name, **kw: data)
     argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
             "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
             "--test-draws", "2", "--quiet", "--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]
@@ -559,6 +567,8 @@ def test_c_cv_search_resumes_from_its_record(tmp_path, monkeypatch, capsys):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(topiczoo.run, "fit_and_predict", counted)
+    monkeypatch.setattr(topiczoo.compare, "fit_and_predict", counted)
+    monkeypatch.setattr(topiczoo.tuning, "fit_and_predict", counted)
     out = tmp_path / "run"
     stop = True
     assert main(argv + ["--out", str(out), "--checkpoint"]) == 130

@@ -359,7 +359,7 @@ def test_half_a_word_index_is_refused_by_every_step():
 def test_the_word_index_leaves_the_corpus_fingerprint_alone():
     """Checkpoints name their corpus by fingerprint: data with and without the word index
     (a function of the words) are the same corpus, another response is not."""
-    from topiczoo.fit import corpus_fingerprint
+    from topiczoo.checkpoints import corpus_fingerprint
     from topiczoo.kernels.gibbs import corpus_arrays
 
     words, offsets = _tokens()

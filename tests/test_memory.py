@@ -129,3 +129,70 @@ def test_the_host_sweeps_trim_after_every_call_on_large_data(monkeypatch):
     monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 65)
     steps()
     assert len(calls) == 3  # the unbatched step's 64 bytes (z, n_dk, n_wk) are now below it
+
+
+# ---------------------------------------------------------------------------------------------
+# A run that needs more memory than the machine has is refused before it allocates anything
+
+_REFUSED = """
+import json, resource, sys
+import topiczoo.memory
+from topiczoo import load_dataset, gslda, fit
+from topiczoo.errors import InsufficientMemoryError
+
+train = load_dataset("bbc").train
+topiczoo.memory.available_memory = lambda: int(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    fit(gslda(int(sys.argv[2])), train, num_chains=4, num_iterations=4, progress=False,
+        compilation_cache=False)
+    message = None
+except InsufficientMemoryError as err:
+    message = str(err)
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(json.dumps({"message": message, "grown_mb": grown}))
+"""
+
+
+def _refused(available_bytes: int, num_topics: int) -> dict:
+    out = subprocess.run([sys.executable, "-c", _REFUSED, str(available_bytes), str(num_topics)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_run_too_large_for_the_memory_is_refused_before_it_allocates():
+    """gslda with K = 1,000 on bbc (4 chains: about 0.5 GB of states, counts and snapshots)
+    on a machine said to have 50 MB: refused, naming the parts and how to go on, while the
+    process grew by under 100 MB (a fit that went ahead would have grown by far more)."""
+    got = _refused(50 << 20, 1000)
+    assert got["message"] is not None
+    assert "needs about" in got["message"] and "50.0 MB available" not in got["message"]
+    assert "the snapshots (n_wk [V, K] per chain and snapshot)" in got["message"]
+    assert "fewer topics" in got["message"] and "light sampler" in got["message"]
+    assert got["grown_mb"] < 100, got
+
+
+def test_a_huge_number_of_topics_is_refused_by_the_real_memory():
+    """K = 10^6 (eta's K x K precision alone is 16 TB): refused on this machine as it is; what
+    fits passes."""
+    from topiczoo import gslda, load_dataset
+    from topiczoo.errors import InsufficientMemoryError
+    from topiczoo.fit import fit
+    from topiczoo.memory import available_memory, check_memory
+
+    assert available_memory() > 0
+    with pytest.raises(InsufficientMemoryError, match=r"eta's precision matrices .* 16\.0 TB"):
+        fit(gslda(10**6), load_dataset("bbc").train, progress=False)
+    check_memory({"a": 10}, "nothing", available=100)
+    with pytest.raises(InsufficientMemoryError, match="nothing needs about 200 bytes"):
+        check_memory({"a": 200}, "nothing", available=100)
+
+
+def test_the_command_refuses_a_huge_number_of_topics_and_writes_nothing(tmp_path):
+    """``topiczoo fit --topics 1000000``: one line, exit 2, no run folder made."""
+    out = subprocess.run([sys.executable, "-m", "topiczoo.cli", "fit", "--topics", "1000000",
+                          "--iterations", "2", "--chains", "1"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("error: medlda with K = 1000000") and "TB" in out.stderr
+    assert not (tmp_path / "runs").exists()

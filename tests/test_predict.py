@@ -13,7 +13,8 @@ from scipy.special import gammaln
 import reference
 from chains import small_corpus
 from topiczoo.corpus import Corpus
-from topiczoo.fit import FitResult, Snapshot, fit, snapshot_iterations
+from topiczoo.fit import FitResult, Snapshot, fit
+from topiczoo.schedule import snapshot_iterations
 from topiczoo.models.responses import Hinge, Logistic
 from topiczoo.kernels.topics import sample_test_topics
 from topiczoo.models import Task, gslda

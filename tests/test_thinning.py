@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from chains import small_corpus
-from topiczoo.fit import _extended_stages, fit, snapshot_iterations
+from topiczoo.fit import fit
+from topiczoo.schedule import extended_stages as _extended_stages, snapshot_iterations
 from topiczoo.models import gslda, medlda
 
 

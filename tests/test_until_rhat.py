@@ -14,7 +14,8 @@ from test_cli_fuzz import _tiny_dataset
 from topiczoo.cli import main
 from topiczoo import ConvergenceWarning
 from topiczoo.diagnostics import summary_table, to_datatree
-from topiczoo.fit import _convergence, _extended_stages, fit
+from topiczoo.fit import _convergence, fit
+from topiczoo.schedule import extended_stages as _extended_stages
 from topiczoo.models import gslda
 from topiczoo.models.shdp import shdp_hinge
 

@@ -22,6 +22,7 @@ from typing import Callable, NamedTuple
 
 from topiczoo import registry_table, rundir
 from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
+from topiczoo.errors import InsufficientMemoryError
 
 # ------------------------------------------------------------------------------ option values
 
@@ -472,6 +473,7 @@ def run_fit(args, table: dict | None = None) -> dict:
     plan = _plan_fit(args, registry_table.load() if table is None else table)
     entry = _check_model(args, plan)
     data = _load_data(args, plan)
+    _check_memory(args, plan, entry, data)
     if args.check:
         _print_check(args, plan, data)
         return {}
@@ -609,6 +611,20 @@ def _load_data(args, plan: _FitPlan) -> _Data:
         raise ValueError(f"--model {args.model} takes {' or '.join(tasks)} data; "
                          f"{args.data!r} is {kind}{hint}")
     return _Data(data.name, train, test, kind, data.test_tokens_dropped)
+
+
+def _check_memory(args, plan: _FitPlan, entry, data: _Data) -> None:
+    """A run that would need more memory than the machine has is refused here, before its run
+    folder is made (``topiczoo.fit.check_fit_memory``)."""
+    from topiczoo.fit import check_fit_memory
+
+    options = {k: v for k, v in plan.options.items() if not (k == "c" and v == "cv")}
+    model = entry.build(args.topics, corpus=data.train, **options)
+    check_fit_memory(model, data.train, sampler=args.sampler, num_chains=args.chains,
+                     num_tasks=1 if entry.driver == "one-vs-all" else None,
+                     num_iterations=args.iterations, num_burnin=args.burnin,
+                     num_snapshots=args.snapshots, until_rhat=args.until_rhat,
+                     max_iterations=args.max_iterations)
 
 
 def _print_check(args, plan: _FitPlan, data: _Data) -> None:
@@ -880,7 +896,8 @@ def _dispatch(args) -> int:
             run_diagnose(args)
         elif args.command == "compare":
             run_compare(args)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError) as err:
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
+            InsufficientMemoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

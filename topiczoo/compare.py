@@ -68,8 +68,12 @@ from pathlib import Path
 
 import numpy as np
 
+from topiczoo.datasets import check_name, load_dataset
 from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.models.registry import REGISTRY
+from topiczoo.predict import STRATEGIES
+from topiczoo.progress import time_left
+from topiczoo.run import fit_and_predict
 
 #: Responses with a proper predictive density of y (see the module docstring).
 PROBABILISTIC = ("logistic", "gaussian")
@@ -95,7 +99,6 @@ class Grid:
     ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws:
     the run settings of every cell; average: the averaging strategy of the metric.
     """
-
     data: list
     models: list
     topics: list
@@ -113,9 +116,6 @@ class Grid:
     def check(self) -> None:
         """Clear errors for an unknown data set, model or option, a model that cannot take a
         data set's labels, and settings out of range (before anything runs)."""
-        from topiczoo.datasets import check_name
-        from topiczoo.predict import STRATEGIES
-
         for axis, kind in (("data", str), ("models", str), ("topics", int), ("seeds", int)):
             values = getattr(self, axis)
             if not isinstance(values, list) or not values:
@@ -348,11 +348,10 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
     (only one class is true) it is the softmax. Without that normalisation the product of the
     T Bernoulli probabilities sums to well below 1 over the classes, and the density fell below
     a uniform guess's log(1 / T) while the model was better than it. Gaussian:
-    log N(y - offset; S, s2) with s2 of the chain at the snapshot's iteration (the drawn
-    noise variance, or a relative s2's value, ``augmentation_mean``) or the fixed s2.
+    log N(y - offset; S, s2) with s2 of the chain at the snapshot (kept in the snapshot: the
+    drawn noise variance, a relative s2's value or the fixed one). The densities are the
+    responses' own (``Response.log_density``).
     """
-    from topiczoo.predict import _log_sigmoid
-
     prediction, result = run.prediction, run.result
     response = getattr(prediction, "response", None)
     if prediction is None or getattr(response, "name", None) not in PROBABILISTIC:
@@ -365,20 +364,12 @@ def pointwise_log_likelihood(run, test) -> np.ndarray | None:
         ll = np.take_along_axis(S, true[None, None, None, None, :], axis=3)[:, :, :, 0] - log_norm
         return ll.reshape(ll.shape[0], -1, ll.shape[-1])
     y = np.asarray(prediction.task.to_tasks(test.labels), np.float64)  # [T, D]
-    if response.name == "logistic":
-        ll = y * _log_sigmoid(S) + (1.0 - y) * _log_sigmoid(-S)
-    else:
-        if response.learn_s2 or response.relative:  # the s2 in force is in the draws
-            where = {int(it): i for i, it in enumerate(result.draw_iterations)}
-            missing = [s.iteration for s in result.snapshots if s.iteration not in where]
-            if missing:
-                raise ValueError(f"no draw of s2 at snapshot iterations {missing} (thinning?)")
-            s2 = np.stack([result.draws["augmentation_mean"][:, where[s.iteration]]
-                           for s in result.snapshots], axis=1)  # [C, I, T]
-            s2 = s2[:, :, None, :, None]
-        else:
-            s2 = response.s2
-        ll = -0.5 * ((y - S) ** 2 / s2 + np.log(2 * np.pi * s2))
+    parameters = {}
+    if result is not None and result.snapshots and "s2" in result.snapshots[0].arrays:
+        s2 = np.stack([s.arrays["s2"] for s in result.snapshots], axis=1)  # [C, I, T]: s2 in
+        # force at each snapshot (the chain's draw, a relative s2's value, or the fixed one)
+        parameters["s2"] = s2[:, :, None, :, None]
+    ll = response.log_density(y, S, **parameters)
     ll = ll.sum(axis=3)  # over tasks: [C, I, J, D]
     return ll.reshape(ll.shape[0], -1, ll.shape[-1])
 
@@ -405,8 +396,6 @@ def datatree(log_likelihood: np.ndarray, score_mean: np.ndarray):
 
 
 def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path) -> dict:
-    from topiczoo.run import fit_and_predict
-
     entry = REGISTRY[grid.model_name(model)]
     train, test = dataset.train, dataset.test
     options = grid.options.get(entry.name, {})
@@ -417,7 +406,6 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
                         sampler=grid.sampler(model)),
         predict_kwargs=dict(num_burnin=grid.test_burnin, num_draws=grid.test_draws, seed=seed),
         progress=False)
-    from topiczoo.predict import STRATEGIES
 
     by_strategy = {s: run.prediction.metrics(test.labels, s) for s in STRATEGIES}
     metrics = by_strategy[grid.average]
@@ -448,9 +436,6 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
 def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     """Run every cell of ``grid`` not yet finished in ``out``, then write the table, plots and
     trees (see the module docstring). Returns the table's rows (dicts)."""
-    from topiczoo.datasets import load_dataset
-    from topiczoo.fit import _time_left
-
     grid.check()
     out = Path(out)
     (out / "cells").mkdir(parents=True, exist_ok=True)
@@ -507,7 +492,7 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
         left = elapsed / n * (len(todo) - n)
         log(f"[compare] cell {done + n}/{len(cells)} {model} K={topics} seed {seed} on {data}: "
             f"{cell['metric']} {cell['value']:.4f}, {cell['train_seconds']:.0f} s"
-            + (f" | {_time_left(left)}" if n < len(todo) else ""))
+            + (f" | {time_left(left)}" if n < len(todo) else ""))
     return write_outputs(grid, out)
 
 

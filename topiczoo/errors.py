@@ -12,7 +12,8 @@ import contextlib
 import logging
 import re
 
-__all__ = ["ConvergenceWarning", "DataLossWarning", "InputError", "InputTypeError"]
+__all__ = ["ConvergenceWarning", "DataLossWarning", "InputError", "InputTypeError",
+           "InsufficientMemoryError"]
 
 
 class InputError(ValueError):
@@ -35,6 +36,12 @@ class InputError(ValueError):
 
 class InputTypeError(TypeError):
     """Input of the wrong type (a single string where a sequence of texts is expected, ...)."""
+
+
+class InsufficientMemoryError(MemoryError):
+    """A run refused before it starts: its estimated memory exceeds what the machine has
+    (``topiczoo.memory.check_memory``). The message names the largest parts and how to go
+    on."""
 
 
 class DataLossWarning(UserWarning):

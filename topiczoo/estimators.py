@@ -91,7 +91,9 @@ from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.errors import DataLossWarning, InputTypeError
 from topiczoo.labels import shown
 from topiczoo.models.registry import REGISTRY
-from topiczoo.predict import STRATEGIES
+from topiczoo.fit import fit
+from topiczoo.predict import STRATEGIES, predict, warn_empty_test_documents
+from topiczoo.text import Tokenizer
 # the search for c lives in topiczoo.tuning; its names stay importable from here
 from topiczoo.tuning import (C_GRID_CLASSIFICATION, C_GRID_REGRESSION, CTuning, choose_c,
                              default_c_grid)
@@ -187,8 +189,6 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ input
     def _texts_corpus(self, X, labels, fitting: bool) -> Corpus:
-        from topiczoo.text import Tokenizer
-
         tokenizer = self.tokenizer
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             raise InputTypeError(f"tokenizer must be a topiczoo.text.Tokenizer or None, got "
@@ -316,8 +316,6 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         """Fit the model on documents ``X`` (``[D, V]`` counts or ``D`` texts) and responses
         ``y``: ``[D]`` class labels or real ratings, or (classifiers) a ``[D, L]`` 0/1
         indicator matrix of multi-label data. Returns self."""
-        from topiczoo.fit import fit
-
         self._check_settings()
         # a refit starts afresh: what a fit on a matrix sets must not outlive a fit on texts
         for name in ("n_features_in_", "feature_names_in_"):
@@ -357,8 +355,6 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
     def _prediction(self, X, keep_zbar: bool = False):
         """The Prediction of ``X``; called by the public methods, so that the warning about
         documents without tokens points at their caller."""
-        from topiczoo.predict import predict, warn_empty_test_documents
-
         corpus, _ = self._corpus(X, fitting=False)
         warn_empty_test_documents(corpus, stacklevel=3)  # _prediction, the method, its caller
         with warnings.catch_warnings():
@@ -371,8 +367,6 @@ class _TopicModelEstimator(TransformerMixin, BaseEstimator):
         """Topic proportions zbar of the documents ``X``: float64 [D, K], the mean over the
         test draws of the first chain's last snapshot (topic labels differ between chains, so
         proportions are not averaged across them; K of the sHDP is its topic capacity)."""
-        from topiczoo.predict import warn_empty_test_documents
-
         corpus, _ = self._corpus(X, fitting=False)
         warn_empty_test_documents(corpus, stacklevel=3)  # transform, set_output, its caller
         snapshot = self.result_.snapshots[-1].chain(0)

@@ -31,7 +31,7 @@ import ctypes
 import ctypes.util
 import functools
 
-from topiczoo.errors import InputError, InputTypeError
+from topiczoo.errors import InputError, InputTypeError, InsufficientMemoryError
 
 _M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
 _MAX_THRESHOLD = 32 << 20  # glibc's HEAP_MAX on 64-bit systems: larger values are refused
@@ -78,3 +78,69 @@ def trim_free_memory() -> bool:
     """
     libc = _glibc()
     return libc is not None and bool(libc.malloc_trim(0))
+
+
+# ---------------------------------------------------------------------------------------------
+# Will a run fit in memory?
+
+#: A run is refused when its estimate exceeds this share of the memory available to the
+#: process (the rest: the Python process itself, XLA's buffers and copies the estimate omits).
+MEMORY_SHARE = 0.9
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this process can still use: the system's available memory
+    (``MemAvailable`` of /proc/meminfo) and, under a cgroup v2 or v1 memory limit, what is
+    left of the limit, whichever is less; None where neither can be read."""
+    found = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit_file) as f:
+                limit = f.read().strip()
+            with open(usage_file) as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 1 << 60:
+            found.append(max(int(limit) - usage, 0))
+    return min(found) if found else None
+
+
+def _size(num_bytes: float) -> str:
+    """``12.3 GB`` (decimal units)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if num_bytes >= scale:
+            return f"{num_bytes / scale:.1f} {unit}"
+    return f"{num_bytes:.0f} bytes"
+
+
+def check_memory(parts: dict, what: str, available: int | None = None) -> None:
+    """Refuse a run whose estimated memory exceeds what the machine has, before it allocates
+    anything large.
+
+    ``parts``: name -> bytes (the sampler's estimate, ``kernels.gibbs.Sampler.memory``);
+    ``what``: the run, for the message; ``available``: bytes (default
+    :func:`available_memory`; nothing is checked when it cannot be read). Raises
+    :class:`topiczoo.errors.InsufficientMemoryError` naming the parts, their sizes, the memory
+    available and how to go on.
+    """
+    available = available_memory() if available is None else available
+    total = sum(parts.values())
+    if available is None or total <= MEMORY_SHARE * available:
+        return
+    largest = sorted(parts.items(), key=lambda item: -item[1])
+    listed = "; ".join(f"{name} {_size(size)}" for name, size in largest if size >= 1e6)
+    raise InsufficientMemoryError(
+        f"{what} needs about {_size(total)} of memory, and this machine has {_size(available)} "
+        f"available: {listed}. To go on: fewer topics, fewer chains or snapshots, the light "
+        f"sampler (sampler='light', --sampler light: no K x K eta factorisation), or a machine "
+        f"with more memory.")

@@ -36,16 +36,13 @@ from topiczoo.errors import (DataLossWarning, InputError, InputTypeError,
 from topiczoo.labels import class_values
 from topiczoo.metrics import accuracy
 from topiczoo.models.checks import whole_number
+from topiczoo.models.responses import log_sigmoid
 from topiczoo.models.supervised import scores as score_documents
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
 #: What :meth:`Prediction.decision_scores` may average.
 AVERAGES = ("scores", "probabilities")
-
-
-def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    return -np.logaddexp(0.0, -x)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -127,8 +124,8 @@ class Prediction:
         if average == "scores":
             return self.score(strategy)
         samples = _select(np.asarray(self.scores, np.float64), strategy)
-        log_p1 = np.logaddexp.reduce(_log_sigmoid(samples), axis=0)  # log sum of p(y=1)
-        log_p0 = np.logaddexp.reduce(_log_sigmoid(-samples), axis=0)  # log sum of p(y=0)
+        log_p1 = np.logaddexp.reduce(log_sigmoid(samples), axis=0)  # log sum of p(y=1)
+        log_p0 = np.logaddexp.reduce(log_sigmoid(-samples), axis=0)  # log sum of p(y=0)
         return log_p1 - log_p0
 
     def class_ids(self, strategy: str = "ma", average: str = "scores") -> np.ndarray:
@@ -182,7 +179,7 @@ class Prediction:
             out = np.asarray(self.response.probability(self.score(strategy)))
         else:
             samples = _select(np.asarray(self.scores, np.float64), strategy)
-            out = np.exp(_log_sigmoid(samples)).mean(0)
+            out = np.exp(log_sigmoid(samples)).mean(0)
         return out[0] if out.shape[0] == 1 else out.T
 
     def metrics(self, truth, strategy: str = "ma", average: str = "scores") -> dict:

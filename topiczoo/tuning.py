@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topiczoo.checkpoints import corpus_fingerprint
 from topiczoo.corpus import Corpus
 from topiczoo.labels import shown
+from topiczoo.run import fit_and_predict
 
 __all__ = ["CV_METRIC", "C_GRID_CLASSIFICATION", "C_GRID_REGRESSION", "CTuning", "choose_c",
            "default_c_grid"]
@@ -46,7 +48,6 @@ class CTuning:
     metric: its name (``accuracy``, ``predictive_r2``, ``f1``); grid: the c values tried;
     scores: float64 [len(grid), num_folds], the metric of each c and fold; seconds: wall time.
     """
-
     best_c: float
     metric: str
     grid: tuple
@@ -122,8 +123,6 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
     Returns a :class:`CTuning`: the c with the best mean validation metric (accuracy for
     classes, predictive R^2 for ratings, micro F1 for multi-label), every fold's value.
     """
-    from topiczoo.run import fit_and_predict
-
     if "c" not in entry.options():
         raise ValueError(f"{entry.name} has no option c to choose")
     kind = corpus.label_kind
@@ -170,8 +169,6 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
 def _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options, fit_kwargs,
                  predict_kwargs) -> dict:
     """What a (c, fold) metric depends on besides c and the fold, as plain JSON values."""
-    from topiczoo.fit import corpus_fingerprint
-
     arrays = (corpus.words, corpus.doc_offsets, np.asarray(corpus.labels))
     settings = {"model": entry.name, "num_topics": num_topics, "num_folds": num_folds,
                 "seed": seed, "strategy": strategy, "options": options,
