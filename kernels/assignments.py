@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from topiczoo.kernels.host import seed_from_key, trim_after
+from topiczoo.kernels.host import over_chains, seed_from_key, threads_for, trim_after
 from topiczoo.kernels.topics import _collapsed_sweep
 
 
@@ -104,15 +104,17 @@ def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
     return total
 
 
-def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int):
+def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int,
+                          num_threads: int = 1):
     """The host side of an assignments step (module docstring): counts rebuilt from z, one
     ``sweep`` on them, log p(W | Z) of the new z from the counts before they are dropped.
 
     ``sweep(z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho,
     seed)`` updates z and the counts in place (eta, psi, rho float64; seed int); None computes
     the log-likelihood of z alone (:func:`assignments_log_likelihood`). Under
-    ``vmap_method="expand_dims"`` every argument has a leading chain axis and each chain is
-    swept in turn."""
+    ``vmap_method="expand_dims"`` every argument has a leading chain axis and the chains are
+    swept on up to ``num_threads`` threads (each chain's sweep is its own: the same draws as
+    one thread)."""
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
@@ -124,6 +126,20 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int):
         if sweep is not None:
             sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, int(seed))
         return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
+
+    # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
+    return chains_host(one_chain, 4 * vocab_size * num_topics, num_threads)
+
+
+def chains_host(one_chain, chain_bytes: int, num_threads: int = 1):
+    """``host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed) -> (z,
+    n_dk, log p(W | Z))`` of the assignments steps: ``one_chain(z, words, doc_offsets,
+    word_offsets, word_tokens, eta, psi, rho, seed) -> (n_dk, log_likelihood)`` updates one
+    chain's z (int32, a copy of the input's) in place (eta, psi, rho float64). Unbatched one
+    chain; under ``vmap_method="expand_dims"`` every argument has a leading chain axis and the
+    chains run on up to ``num_threads`` threads. After the call, glibc's free heap pages go
+    back to the system when z, n_dk and the ``chain_bytes`` of host arrays one chain used are
+    large (``kernels.host.trim_after``)."""
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
         inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
@@ -138,12 +154,12 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int):
             inputs.append(seed)
             num = max(a.shape[0] for a in (z, *inputs))
             z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
-            chains = [one_chain(z[chain], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
-                      for chain in range(num)]
+            chains = over_chains(
+                lambda c: one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in inputs)), num,
+                threads_for(z.size, num_threads))
             out = (z, np.stack([n_dk for n_dk, _ in chains]),
                    np.array([log_lik for _, log_lik in chains], np.float32))
-        # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
-        trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
+        trim_after(out[0].nbytes + out[1].nbytes + chain_bytes)
         return out
 
     return host
@@ -155,10 +171,11 @@ def check_word_index(word_offsets, word_tokens) -> None:
         raise ValueError("pass both word_offsets and word_tokens, or neither")
 
 
-def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
+def assignments_callback(host, seed, z, words, doc_offsets, eta, psi, rho, num_topics,
                          word_offsets=None, word_tokens=None):
     """(z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 []) from ``host``
-    (:func:`host_assignments_step`) through ``jax.pure_callback``; works under jit and vmap."""
+    (:func:`host_assignments_step`) through ``jax.pure_callback``, handing it ``seed`` (uint32
+    words from the step's key, ``kernels.host``); works under jit and vmap."""
     check_word_index(word_offsets, word_tokens)
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
@@ -167,13 +184,13 @@ def assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_to
                  jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
                  jax.ShapeDtypeStruct((), jnp.float32))
     return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
-                             eta, psi, rho, seed_from_key(key), vmap_method="expand_dims")
+                             eta, psi, rho, seed, vmap_method="expand_dims")
 
 
 def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
                                beta: float, *, num_topics: int, vocab_size: int,
                                word_offsets=None, word_tokens=None,
-                               log_likelihood: bool = False):
+                               log_likelihood: bool = False, num_threads: int = 1):
     """One collapsed Gibbs sweep over every token (``kernels.topics.collapsed_topics_step``,
     the papers' sampler) for a chain whose state holds the assignments alone.
 
@@ -188,6 +205,7 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
         which the log-likelihood pass reads; computed on every call if omitted.
       log_likelihood (static): also return log p(W | Z) of the new z (nats), computed from the
         host's counts in O(N + K) before they are dropped.
+      num_threads (static): chains swept at once (the draws do not depend on it).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep, and float32 [] log p(W | Z) with
     ``log_likelihood`` (as ``kernels.light.light_assignments_step``). Works under jit, vmap
     (chains) and lax loops.
@@ -197,9 +215,9 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
     def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
 
-    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
-    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
-                               word_offsets, word_tokens)
+    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size), int(num_threads))
+    out = assignments_callback(host, seed_from_key(key), z, words, doc_offsets, eta, psi, rho,
+                               num_topics, word_offsets, word_tokens)
     return out if log_likelihood else out[:2]
 
 
@@ -213,5 +231,6 @@ def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics
     host = host_assignments_step(None, float(beta), int(num_topics), int(vocab_size))
     empty = jnp.zeros((0, num_topics), jnp.float32)
     nothing = jnp.zeros((0, doc_offsets.shape[-1] - 1), jnp.float32)
-    return assignments_callback(host, jax.random.PRNGKey(0), z, words, doc_offsets, empty,
+    return assignments_callback(host, seed_from_key(jax.random.PRNGKey(0)), z, words,
+                                doc_offsets, empty,
                                 nothing, nothing, num_topics, word_offsets, word_tokens)[2]

@@ -216,17 +216,17 @@ def eta_cholesky_host(z, doc_offsets, n_k, psi, rho, nu2: float, seed: int = 0, 
     return eta
 
 
-def _host_eta_cholesky(nu2, skip_empty, noise):
+def _host_eta_cholesky(nu2, skip_empty, noise, num_threads=1):
     def one(z, doc_offsets, n_k, psi, rho, seed):
         eta = eta_cholesky_host(z, doc_offsets, n_k, psi, rho, nu2, numba_seed(seed),
                                 skip_empty=skip_empty, noise=noise)
         return (eta.astype(np.float32),)
 
-    return batched(one, 1)
+    return batched(one, 1, num_threads)
 
 
 def draw_eta_cholesky(key, z, doc_offsets, n_k, psi, rho, nu2: float, *, skip_empty: bool,
-                      noise: bool = True):
+                      noise: bool = True, num_threads: int = 1):
     """Draw eta [T, Kcap] from its Gaussian conditional on the host in float64, independently
     per task: the conditional of :func:`draw_eta` (precision I / nu2 + sum_d rho_td zbar_d
     zbar_d^T, mean P^-1 sum_d psi_td zbar_d), zbar read off the tokens.
@@ -239,13 +239,14 @@ def draw_eta_cholesky(key, z, doc_offsets, n_k, psi, rho, nu2: float, *, skip_em
         draw does not depend on Kcap; False (parametric): all Kcap slots are topics, an empty
         one's eta is drawn from its prior N(0, nu2).
       noise: False gives the conditional's mean instead of a draw.
+      num_threads: chains drawn at once (static; the draws do not depend on it).
     Returns float32 [T, Kcap]. Works under jit, lax loops and vmap (chains: one host call
     loops over them). Cost per task O(sum_d nnz_d^2 / 2 + K^3 / 3), nnz_d = distinct topics
     of document d, plus O(N) once.
     """
     seed = seed_words_from_key(key) if key is not None else jnp.zeros(2, jnp.uint32)
     (eta,) = jax.pure_callback(
-        _host_eta_cholesky(float(nu2), bool(skip_empty), bool(noise)),
+        _host_eta_cholesky(float(nu2), bool(skip_empty), bool(noise), int(num_threads)),
         (jax.ShapeDtypeStruct((psi.shape[0], n_k.shape[0]), jnp.float32),),
         z, doc_offsets, n_k, psi, rho, seed, vmap_method="expand_dims",
     )
@@ -351,17 +352,17 @@ def eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2: float, seed: int
     return out
 
 
-def _host_eta_coordinatewise(nu2, num_sweeps):
+def _host_eta_coordinatewise(nu2, num_sweeps, num_threads=1):
     def one(eta, z, doc_offsets, psi, rho, seed):
         out = eta_coordinatewise_host(eta, z, doc_offsets, psi, rho, nu2, numba_seed(seed),
                                       num_sweeps)
         return (out.astype(np.float32),)
 
-    return batched(one, 2)
+    return batched(one, 2, num_threads)
 
 
 def draw_eta_coordinatewise(key, eta, z, doc_offsets, psi, rho, nu2: float,
-                            num_sweeps: int = 1):
+                            num_sweeps: int = 1, num_threads: int = 1):
     """Coordinate-wise Gibbs for eta (LightMedLDA): ``num_sweeps`` passes over the K
     coordinates of every task, each coordinate drawn from its exact Gaussian conditional, on
     the host in float64 (:func:`_eta_coordinatewise`).
@@ -375,12 +376,13 @@ def draw_eta_coordinatewise(key, eta, z, doc_offsets, psi, rho, nu2: float,
     Args:
       key: JAX PRNG key (the host seed is derived from it); eta: float32 [T, K] current
         weights; z: int32 [N] topic of each token; doc_offsets: int [D + 1];
-      psi, rho: float32 [T, D]; nu2: prior variance; num_sweeps: passes (static).
+      psi, rho: float32 [T, D]; nu2: prior variance; num_sweeps: passes (static);
+      num_threads: chains drawn at once (static; the draws do not depend on it).
     Returns the new eta, float32 [T, K]. Works under jit, lax loops and vmap (chains: one host
     call loops over them).
     """
     (eta,) = jax.pure_callback(
-        _host_eta_coordinatewise(float(nu2), int(num_sweeps)),
+        _host_eta_coordinatewise(float(nu2), int(num_sweeps), int(num_threads)),
         (jax.ShapeDtypeStruct(eta.shape, jnp.float32),),
         eta, z, doc_offsets, psi, rho, seed_words_from_key(key), vmap_method="expand_dims",
     )

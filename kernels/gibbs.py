@@ -170,6 +170,8 @@ class GibbsKernel(MCMCKernel):
       sampler: which of the family's samplers (``model.samplers``; default ``"exact"``).
       task: the :class:`topiczoo.models.tasks.Task` of the labels (default: the model's own
         first task kind, enough for the tiny hand-made data of the tests).
+      num_threads: threads of the sampler's host steps (default: the cores this process may
+        use); the draws do not depend on it.
 
     Use: ``MCMC(GibbsKernel(model, V), num_warmup=..., num_samples=..., num_chains=4,
     chain_method="vectorized").run(key, data)`` with ``data`` from
@@ -178,10 +180,11 @@ class GibbsKernel(MCMCKernel):
 
     sample_field = "info"
 
-    def __init__(self, model, vocab_size: int, *, sampler: str = "exact", task=None):
+    def __init__(self, model, vocab_size: int, *, sampler: str = "exact", task=None,
+                 num_threads: int | None = None):
         self._model = model
         self.vocab_size = int(vocab_size)
-        self.sampler = model.sampler(sampler, self.vocab_size, task)
+        self.sampler = model.sampler(sampler, self.vocab_size, task, num_threads=num_threads)
 
     @property
     def model(self):

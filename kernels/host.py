@@ -9,6 +9,9 @@ from the JAX key of the block, so a run is determined by its seed, chain by chai
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,12 +36,57 @@ def numba_seed(seed) -> int:
     return int((seed[0] << np.uint64(32)) | seed[1]) % (2**32 - 1)
 
 
-def batched(one, core_ndim0):
+def available_cores() -> int:
+    """The cores this process may use: its CPU affinity, and a cgroup's CPU quota (cgroup v2
+    ``cpu.max`` or v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``) where it is lower."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    for quota_file, period_file in (("/sys/fs/cgroup/cpu.max", None),
+                                    ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+                                     "/sys/fs/cgroup/cpu/cpu.cfs_period_us")):
+        try:
+            with open(quota_file) as f:
+                fields = f.read().split()
+            if period_file is not None:
+                with open(period_file) as f:
+                    fields.append(f.read().strip())
+            quota, period = fields[0], fields[1]
+        except (OSError, IndexError):
+            continue
+        if quota not in ("max", "-1") and int(period) > 0:
+            cores = min(cores, max(1, int(quota) // int(period)))
+    return max(1, cores)
+
+
+#: Tokens (or other items) of work below which a host step does not share its work among
+#: threads: starting them costs more than it saves (about 0.1 to 1 ms a call here).
+MIN_WORK_PER_THREAD = 4096
+
+
+def threads_for(work: int, num_threads: int) -> int:
+    """The threads worth starting for ``work`` items: at most ``num_threads``, and one per
+    :data:`MIN_WORK_PER_THREAD` items (at least one)."""
+    return max(1, min(int(num_threads), int(work) // MIN_WORK_PER_THREAD))
+
+
+def over_chains(one, num_chains: int, num_threads: int) -> list:
+    """``[one(c) for c in range(num_chains)]``, the chains on up to ``num_threads`` threads at
+    once (the host functions release the GIL): each chain's result is a function of its own
+    arguments and seed, so the results are those of one thread."""
+    if num_threads <= 1 or num_chains <= 1:
+        return [one(c) for c in range(num_chains)]
+    with ThreadPoolExecutor(max_workers=min(num_threads, num_chains)) as pool:
+        return list(pool.map(one, range(num_chains)))
+
+
+def batched(one, core_ndim0, num_threads: int = 1):
     """Wrap a per-chain host function for ``vmap_method="expand_dims"``.
 
     ``one(*arrays) -> tuple of arrays``. Unbatched, the first argument has ``core_ndim0``
     dimensions; under vmap every argument has a leading axis (of size 1 where not batched) and
-    each chain is computed with its own row.
+    each chain is computed with its own row, the chains on up to ``num_threads`` threads.
     """
 
     def host(*args):
@@ -46,7 +94,9 @@ def batched(one, core_ndim0):
         if args[0].ndim == core_ndim0:
             return one(*args)
         num = max(a.shape[0] for a in args)
-        outs = [one(*(a[min(c, a.shape[0] - 1)] for a in args)) for c in range(num)]
+        work = num * max(a[0].size for a in args)
+        outs = over_chains(lambda c: one(*(a[min(c, a.shape[0] - 1)] for a in args)), num,
+                           threads_for(work, num_threads))
         return tuple(np.stack([o[i] for o in outs]) for i in range(len(outs[0])))
 
     return host

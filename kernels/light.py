@@ -84,7 +84,7 @@ overflows (inf: accept) or underflows (0: reject) the decision is the one exact 
 would make. Table weights are exp(max(xhat_k - max xhat, -600)) (vectorised,
 ``kernels.topics._exp_in_place``), so every q_R(k) is positive and q_R(k) / q_R(k') finite;
 when |x_k' - x_k| > 600 the response ratio is formed in log space. Random numbers:
-xoshiro256** seeded from the JAX key.
+xoshiro256** (``kernels.random``) seeded from the JAX key.
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
 from topiczoo.kernels.assignments import assignments_callback, host_assignments_step
+from topiczoo.kernels.host import seed_from_key
+from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.response_table import exp_in_place, sum_quadratic
 from topiczoo.kernels.topics import _count_token
 
@@ -110,50 +112,6 @@ _FLOOR = -600.0  # smallest log weight of a response-table entry relative to the
 # it they mostly stay in cache and the read-ahead costs more than it saves (20news, 20 tasks,
 # a 32 MB L3: about 50 ns a token more at K = 20 and 50, level at K = 100, 75 less at K = 400)
 _READ_AHEAD_BYTES = 16 << 20
-
-# ---------------------------------------------------------------------------------------------
-# Random numbers: xoshiro256** (Blackman and Vigna), seeded through splitmix64. numba's
-# np.random.random() costs about 18 ns a call here (the sweep makes 2-3 per step); this, 2 ns.
-
-_U = np.uint64
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rotl(x, k):
-    return (x << _U(k)) | (x >> _U(64 - k))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _next(s):
-    """The next 64-bit output of xoshiro256** with state s (uint64 [4], updated in place)."""
-    result = _rotl(s[1] * _U(5), 7) * _U(9)
-    t = s[1] << _U(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
-    return result
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _uniform(s):
-    """A uniform double in [0, 1) (53 random bits)."""
-    return (_next(s) >> _U(11)) * (1.0 / 9007199254740992.0)
-
-
-@numba.njit(cache=True, nogil=True)
-def _seed_state(seed, s):
-    """State of the generator from an integer seed (splitmix64 outputs, as its authors advise)."""
-    x = _U(seed)
-    for i in range(4):
-        x += _U(0x9E3779B97F4A7C15)
-        v = x
-        v = (v ^ (v >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-        v = (v ^ (v >> _U(27))) * _U(0x94D049BB133111EB)
-        s[i] = v ^ (v >> _U(31))
-
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _exponent(eta_kt, k, base, g):
@@ -255,9 +213,9 @@ def _draw_ahead(rng, i, words, word_offsets, place, z, z_word, n_wk, num_kinds, 
         if cycle:
             kind = step % num_kinds
         else:
-            kind = min(int(_uniform(rng) * num_kinds), num_kinds - 1)
+            kind = min(int(uniform(rng) * num_kinds), num_kinds - 1)
         kinds[step] = kind
-        u = _uniform(rng)
+        u = uniform(rng)
         uniforms[step] = u
         # the word proposal's place for every kind (so that the candidates are read without a
         # branch on the kind, :func:`_candidates`); used by word steps only
@@ -367,7 +325,7 @@ class _Work(NamedTuple):
 def _work(z, word_tokens, num_tasks, num_topics, num_steps, seed):
     """The sweep's :class:`_Work`, its generator seeded and z copied in word order."""
     rng = np.empty(4, np.uint64)
-    _seed_state(seed, rng)
+    seed_state(seed, rng)
     num_tokens = z.shape[0]
     z_word = np.empty(num_tokens, np.int32)
     place = np.empty(num_tokens, np.int32)
@@ -460,7 +418,7 @@ def _accept(row, k, xk, stats, wk):
             ratio = counts * np.exp(diff + np.log(k_q[kind]) - np.log(c_q[step, kind]))
         else:
             ratio = counts * np.exp(diff)
-        if ratio >= 1.0 or _uniform(wk.rng) < ratio:
+        if ratio >= 1.0 or uniform(wk.rng) < ratio:
             k = k2
             xk = c_x[step]
             for a in range(3):
@@ -620,7 +578,7 @@ def _check_options(combination, num_steps):
 def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
                            beta: float, *, num_topics: int, vocab_size: int, word_offsets=None,
                            word_tokens=None, num_steps: int = 6, combination: str = "mixture",
-                           log_likelihood: bool = False):
+                           log_likelihood: bool = False, num_threads: int = 1):
     """:func:`light_topics_step` for a chain whose state holds the assignments alone.
 
     The counts are rebuilt from z on the host at every call (``kernels.assignments``: O(N),
@@ -634,7 +592,8 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
     Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
       static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
       return log p(W | Z) of the new z (nats), computed from the host's counts in O(N + K)
-      before they are dropped (``kernels.assignments.assignments_log_likelihood``).
+      before they are dropped (``kernels.assignments.assignments_log_likelihood``);
+      ``num_threads`` (static): chains swept at once (the draws do not depend on it).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep (n_dk for zbar; n_k is its
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.
@@ -647,7 +606,7 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
         _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, alpha,
                      beta, seed, num_steps, cycle, np.zeros((3, 2), np.int64))
 
-    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size))
-    out = assignments_callback(host, key, z, words, doc_offsets, eta, psi, rho, num_topics,
-                               word_offsets, word_tokens)
+    host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size), int(num_threads))
+    out = assignments_callback(host, seed_from_key(key), z, words, doc_offsets, eta, psi, rho,
+                               num_topics, word_offsets, word_tokens)
     return out if log_likelihood else out[:2]

@@ -171,8 +171,18 @@ class ResponseTables(NamedTuple):
 def response_tables(num_tasks, capacity, rows, extra):
     """A :class:`ResponseTables` for ``num_tasks`` tasks, ``capacity`` topics and ``rows``
     table rows; ``log_factor`` has ``extra`` more entries (the sHDP's auxiliary topics)."""
+    return sharing_centring(np.zeros((num_tasks, capacity)), np.zeros(num_tasks),
+                            np.zeros(num_tasks), rows, extra)
+
+
+@numba.njit(cache=True, nogil=True)
+def sharing_centring(cen, mid, half, rows, extra):
+    """A :class:`ResponseTables` whose centred weights are ``cen`` [T, capacity], ``mid`` and
+    ``half`` [T] (those of another, :func:`centre`'d once for a sweep whose documents run on
+    several threads), its other arrays its own."""
+    num_tasks, capacity = cen.shape
     return ResponseTables(
-        np.zeros((num_tasks, capacity)), np.zeros(num_tasks), np.zeros(num_tasks),
+        cen, mid, half,
         np.empty((rows, capacity)), np.empty((rows, capacity)), np.empty((rows, num_tasks)),
         np.full(capacity, -1, np.int64), np.empty(rows, np.int64),
         np.empty(capacity), np.empty(capacity),

@@ -62,10 +62,13 @@ class ModelFamily(Protocol):
     def declaration_for(self, vocab_size: int):
         """The numpyro declaration as a function of a :class:`CorpusData`."""
 
-    def sampler(self, name: str, vocab_size: int, task=None) -> Sampler:
+    def sampler(self, name: str, vocab_size: int, task=None, *,
+                num_threads: int | None = None) -> Sampler:
         """The named sampler; build it through a cache so equal models share one compiled
         step. Its ``snapshot`` gives the globals the :class:`Predictor` reads; its monitors
-        named in ``label_invariant`` are what convergence is judged on."""
+        named in ``label_invariant`` are what convergence is judged on. ``num_threads``: the
+        threads its host steps may use (None: the cores this process may use); the draws must
+        not depend on it."""
 
     def predictor(self) -> Predictor:
         """How held-out documents are scored from this model's snapshots."""

@@ -16,6 +16,13 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
   the host, O(sum_d nnz_d) per task), Z by the light Metropolis-Hastings sweep
   (``kernels.light.light_assignments_step``), the same augmentation draw. Each block leaves
   the posterior invariant, so the cycle targets the same posterior as the exact sampler.
+* ``"parallel"`` (document-parallel, partially collapsed): the exact sampler's cycle with Z
+  drawn by ``kernels.parallel.parallel_assignments_step``: the topics Phi drawn from their
+  Dirichlet conditional, then every document at once given Phi (on every core: the draws are
+  the same whatever the number of threads). Options (``eta=``) as the exact sampler's.
+
+Every sampler runs its chains' host steps on ``num_threads`` threads (the parallel sampler its
+documents; the others their chains): the draws do not depend on the number.
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
@@ -42,7 +49,9 @@ from topiczoo.kernels.assignments import (assignments_log_likelihood,
                                           collapsed_assignments_step)
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
+from topiczoo.kernels.host import available_cores
 from topiczoo.kernels.light import light_assignments_step
+from topiczoo.kernels.parallel import parallel_assignments_step
 from topiczoo.kernels.topics import sample_test_topics, topic_proportions
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import Predictor
@@ -96,8 +105,8 @@ def upgrade_checkpoint_state(named: dict, data: CorpusData) -> dict:
 class SamplerOptions:
     """A parametric sampler and its options (parsed from a name by :func:`sampler_options`).
 
-    name: ``"exact"`` or ``"light"``.
-    eta: exact only: ``"cholesky"`` (default: an independent Gaussian draw of each task's eta
+    name: ``"exact"``, ``"light"`` or ``"parallel"``.
+    eta: exact and parallel: ``"cholesky"`` (default: an independent Gaussian draw of each task's eta
       in float64 on the host from sparse zbar rows, O(sum_d nnz_d^2 / 2 + K^3 / 3)), ``"qr"``
       (the same draw by a float32 QR in XLA, O((D + K) K^2); its mean can be off by a
       fraction of a posterior sd when rho spans many orders of magnitude,
@@ -129,6 +138,7 @@ class SamplerOptions:
 _OPTIONS = {
     "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
+    "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
 }
 
 
@@ -140,10 +150,10 @@ def _option_help(sampler: str) -> str:
                      for key, allowed in _OPTIONS[sampler].items())
 
 
-def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
+def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> SamplerOptions:
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
-    Options: exact: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
+    Options: exact and parallel: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
     coordinate-wise eta, an integer in [1, 1000]); light: ``mh_steps`` (an integer in
     [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming
     the bad part and the allowed values.
@@ -177,8 +187,8 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     if colon and not values:
         raise ValueError(f"sampler {name}: empty option list after ':' in {spec!r}")
     eta = values.get("eta", SamplerOptions.eta)
-    if name == "exact" and eta != "coordinate" and "eta_sweeps" in values:
-        raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR and Cholesky "
+    if name != "light" and eta != "coordinate" and "eta_sweeps" in values:
+        raise ValueError(f"sampler {name}: eta_sweeps needs eta=coordinate (the QR and Cholesky "
                          "draws are independent draws, not sweeps)")
     return SamplerOptions(name, **values)
 
@@ -216,7 +226,7 @@ class TopicModel:
 
     #: The samplers this family offers, by name (``fit(..., sampler=...)``; options after a
     #: colon, :func:`sampler_options`).
-    samplers = ("exact", "light")
+    samplers = ("exact", "light", "parallel")
 
     def __post_init__(self):
         object.__setattr__(self, "num_topics", whole_number("num_topics", self.num_topics, 1))
@@ -274,9 +284,12 @@ class TopicModel:
         return declaration
 
     # ------------------------------------------------------------------ samplers
-    def sampler(self, name: str, vocab_size: int, task: Task | None = None) -> Sampler:
+    def sampler(self, name: str, vocab_size: int, task: Task | None = None, *,
+                num_threads: int | None = None) -> Sampler:
         """The named sampler (:attr:`samplers`, with options: :func:`sampler_options`) for a
-        corpus of ``vocab_size`` words; its ``name`` is the canonical spelling."""
+        corpus of ``vocab_size`` words; its ``name`` is the canonical spelling. Its host steps
+        run on ``num_threads`` threads (default: the cores this process may use,
+        ``kernels.host.available_cores``); the draws do not depend on the number."""
         try:
             options = sampler_options(name, self.samplers)
         except ValueError as err:
@@ -293,7 +306,9 @@ class TopicModel:
                              f"mh_steps >= {kinds} or the mixture")
         if task is None and self.supervised:
             task = Task(self.tasks[0])
-        return _sampler(self, int(vocab_size), task, options)
+        threads = available_cores() if num_threads is None else whole_number(
+            "num_threads", num_threads, 1)
+        return _sampler(self, int(vocab_size), task, options, threads)
 
     # ------------------------------------------------------------------ prediction
     def predictor(self) -> Predictor:
@@ -348,30 +363,32 @@ def _init_parts(model, key, data):
     return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
 
 
-def _eta_draw(model, options):
+def _eta_draw(model, options, num_threads):
     """How eta | Z, augmentation is drawn (``options.eta == "cholesky"``: float64 on the host,
     every one of the K topics drawn, an empty one from its prior; ``"qr"``: float32 QR in
     XLA) or ``options.eta_sweeps`` passes of coordinate-wise Gibbs (float64 on the host,
-    ``kernels.eta``)."""
+    ``kernels.eta``; the light sampler's always)."""
+    eta = "coordinate" if options.name == "light" else options.eta
 
     def draw(key, state, data, psi, rho):
-        if options.name == "exact" and options.eta == "cholesky":
+        if eta == "cholesky":
             return draw_eta_cholesky(key, state.z, data.doc_offsets, state.n_dk.sum(axis=0), psi,
-                                     rho, model.nu2, skip_empty=False)
-        if options.name == "exact" and options.eta == "qr":
+                                     rho, model.nu2, skip_empty=False, num_threads=num_threads)
+        if eta == "qr":
             return draw_eta(key, topic_proportions(state.n_dk), psi, rho, model.nu2)
         return draw_eta_coordinatewise(key, state.eta, state.z, data.doc_offsets, psi, rho,
-                                       model.nu2, options.eta_sweeps)
+                                       model.nu2, options.eta_sweeps, num_threads=num_threads)
 
     return draw
 
 
 @lru_cache(maxsize=128)
 def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
-             options: SamplerOptions = SamplerOptions()) -> Sampler:
-    """The exact or the light sampler (module docstring); cached, so equal models share one
-    compiled kernel step. Both hold a :class:`ParametricState` and differ in the Z step (the
-    collapsed Gibbs sweep or the light Metropolis-Hastings sweep) and in the eta draw."""
+             options: SamplerOptions = SamplerOptions(), num_threads: int = 1) -> Sampler:
+    """The exact, the light or the parallel sampler (module docstring); cached, so equal models
+    share one compiled kernel step. All hold a :class:`ParametricState` and differ in the Z step
+    (the collapsed Gibbs sweep, the light Metropolis-Hastings sweep or the partially collapsed
+    document-parallel step) and in the eta draw."""
     num_topics = model.num_topics
 
     def init(key, data: CorpusData) -> ParametricState:
@@ -385,19 +402,22 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return ParametricState(z, n_dk, data.words, log_lik, eta, aug)
 
     def topics_block(key, state, data):
-        """Z | eta, augmentation: one collapsed Gibbs sweep over all tokens (exact), or one
-        light sweep (``options.mh_steps`` Metropolis-Hastings steps per token, proposals
-        ``options.proposals``) that leaves it invariant."""
+        """Z | eta, augmentation: one collapsed Gibbs sweep over all tokens (exact), one light
+        sweep (``options.mh_steps`` Metropolis-Hastings steps per token, proposals
+        ``options.proposals``) that leaves it invariant, or Phi | Z then Z | Phi (parallel)."""
         psi, rho = gaussian_form(model.response, state, data)
         args = (key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
                 model.alpha_per_topic, model.beta)
-        shared = dict(num_topics=num_topics, vocab_size=vocab_size, log_likelihood=True,
+        shared = dict(num_topics=num_topics, vocab_size=vocab_size, num_threads=num_threads,
                       word_offsets=data.word_offsets, word_tokens=data.word_tokens)
         if options.name == "light":
             z, n_dk, log_lik = light_assignments_step(
-                *args, num_steps=options.mh_steps, combination=options.proposals, **shared)
+                *args, num_steps=options.mh_steps, combination=options.proposals,
+                log_likelihood=True, **shared)
+        elif options.name == "parallel":
+            z, n_dk, log_lik = parallel_assignments_step(*args, **shared)
         else:
-            z, n_dk, log_lik = collapsed_assignments_step(*args, **shared)
+            z, n_dk, log_lik = collapsed_assignments_step(*args, log_likelihood=True, **shared)
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:
@@ -418,7 +438,7 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
 
     blocks = (topics_block,)
     if model.response is not None:
-        blocks = (eta_block(model.response, _eta_draw(model, options)), topics_block,
+        blocks = (eta_block(model.response, _eta_draw(model, options, num_threads)), topics_block,
                   augmentation_block(model.response, _scores))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
                    upgrade=upgrade_checkpoint_state,
@@ -440,8 +460,10 @@ def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: d
                                                                        + 1) * v * k,
         "the per-draw eta [T, K]": 4 * c * sizes["num_draws"] * t * k,
     }
-    if t and options.name == "exact" and options.eta == "cholesky":
+    if options.name == "parallel":
+        parts["the topics Phi's Gamma draws [V, K] (float64)"] = 8 * v * k
+    if t and options.name != "light" and options.eta == "cholesky":
         parts["eta's precision matrices [K, K, T] (float64)"] = 8 * k * k * (t + 1)
-    elif t and options.name == "exact" and options.eta == "qr":
+    elif t and options.name != "light" and options.eta == "qr":
         parts["eta's QR factorisation ([D + K] x K per task and chain)"] = 4 * c * t * (d + k) * k
     return parts

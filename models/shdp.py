@@ -163,8 +163,10 @@ class SHDPModel(ModelFamily):
 
         return declaration
 
-    def sampler(self, name: str, vocab_size: int, task=None) -> Sampler:
-        """The named sampler (only ``"exact"``) for a corpus of ``vocab_size`` words."""
+    def sampler(self, name: str, vocab_size: int, task=None, *,
+                num_threads: int | None = None) -> Sampler:
+        """The named sampler (only ``"exact"``) for a corpus of ``vocab_size`` words (its host
+        steps run one chain at a time: ``num_threads`` is accepted and unused)."""
         if name not in self.samplers:
             raise ValueError(f"unknown sampler {name!r} for {self.name}; choose from "
                              f"{', '.join(self.samplers)}")

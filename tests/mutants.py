@@ -10,14 +10,14 @@ import types
 import numba
 
 
-def mutant(function, replacements, overrides=None):
+def mutant(function, replacements, overrides=None, **jit_options):
     """``function`` (a numba or plain function of the package) recompiled from its own source
     with each (old, new) text replacement applied; each ``old`` must occur exactly once, so a
     change of the package's code cannot silently turn a mutant into the original.
 
     The source is executed in a copy of the function's module namespace, updated with
     ``overrides`` (name -> object): a mutant of a helper passed there is what the recompiled
-    function calls.
+    function calls. ``jit_options`` (e.g. ``parallel=True``) go to ``numba.njit``.
     """
     py_func = getattr(function, "py_func", function)
     source = textwrap.dedent(inspect.getsource(py_func))
@@ -29,7 +29,8 @@ def mutant(function, replacements, overrides=None):
     namespace.update(overrides or {})
     exec(source, namespace)
     mutated = namespace[py_func.__name__]
-    return numba.njit(nogil=True)(mutated) if hasattr(function, "py_func") else mutated
+    return numba.njit(nogil=True, **jit_options)(mutated) if hasattr(function, "py_func") \
+        else mutated
 
 
 def module_with(module, **replacements):

@@ -153,14 +153,14 @@ def _labels(problem: Problem):
 
 
 def _frequencies(problem, model=None, *, seed=0, num_samples=NUM_SAMPLES, num_chains=NUM_CHAINS,
-                 chain_method="vectorized", sampler="exact"):
+                 chain_method="vectorized", sampler="exact", num_warmup=NUM_WARMUP):
     model = model_of(problem) if model is None else model
     labels = _labels(problem)
     if model.tasks == ("multiclass",):  # class ids -> one 0/1 task per class
         labels = Task("multiclass", model.num_classes).to_tasks(labels)
     data = tiny_data([list(d) for d in problem.docs], labels, model.response)
     z = sample_assignments(model, data, problem.vocab_size, num_samples=num_samples, seed=seed,
-                           num_chains=num_chains, num_warmup=NUM_WARMUP,
+                           num_chains=num_chains, num_warmup=num_warmup,
                            chain_method=chain_method, sampler=sampler)
     return configuration_frequencies(z)
 
@@ -308,7 +308,7 @@ def test_enumeration_detects_one_augmentation_shared_by_the_tasks(name, wrong_re
 
 
 # Samplers of the parametric family proved by enumeration in another module, with its power check.
-SAMPLERS_PROVED_ELSEWHERE = {"light": "test_light_kernel.py"}
+SAMPLERS_PROVED_ELSEWHERE = {"light": "test_light_kernel.py", "parallel": "test_parallel.py"}
 
 
 def test_every_response_and_sampler_has_a_powered_enumeration_problem():

@@ -106,7 +106,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
         chain_method: str = "vectorized", chunk: int | None = None, progress: bool = True,
         checkpoint: str | os.PathLike | None = None, callback=None,
         compilation_cache: bool = True, until_rhat: float | None = None,
-        max_iterations: int | None = None, start: FitResult | None = None) -> FitResult:
+        max_iterations: int | None = None, start: FitResult | None = None,
+        num_threads: int | None = None) -> FitResult:
     """Run ``num_chains`` chains of ``model``'s sampler on ``corpus``.
 
     Args:
@@ -164,6 +165,10 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
         keys come from ``start``'s states (``seed`` is only recorded); the result holds the
         draws and snapshots of this call's iterations only. A ``checkpoint`` that exists
         takes precedence (it is this run's, resumed).
+      num_threads: threads of the sampler's host steps (default: the cores this process may
+        use, its CPU affinity and cgroup quota): the parallel sampler sweeps its documents on
+        them, the others their chains. The draws do not depend on it, so it is not part of the
+        run's description (a checkpoint resumes with any number).
     Returns a :class:`FitResult`.
     """
     schedule = _validate(corpus, num_chains=num_chains, num_iterations=num_iterations,
@@ -172,7 +177,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
                          until_rhat=until_rhat, max_iterations=max_iterations,
                          chain_method=chain_method, checkpoint=checkpoint)
     plan = _plan(model, corpus, schedule, sampler=sampler, num_chains=int(num_chains),
-                 seed=int(seed), checkpoint=checkpoint, start=start)
+                 seed=int(seed), checkpoint=checkpoint, start=start, num_threads=num_threads)
     if compilation_cache:
         enable_compilation_cache()
     return _execute(plan, chain_method=chain_method, callback=callback, progress=progress)
@@ -213,13 +218,14 @@ class _Plan:
     checkpoint: object
 
 
-def _plan(model, corpus, schedule: Schedule, *, sampler, num_chains, seed, checkpoint,
-          start) -> _Plan:
+def _plan(model, corpus, schedule: Schedule, *, sampler, num_chains, seed, checkpoint, start,
+          num_threads) -> _Plan:
     """The labels' task, the sampler, the memory the run will take (refused before anything
     large is allocated when the machine has not got it), the data, and the result the run
     fills: a fresh one, a checkpoint's (resumed) or ``start``'s last states (continued)."""
     task = task_of(model, corpus)
-    kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task)
+    kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task,
+                         num_threads=num_threads)
     _check_memory(kernel, corpus, _num_tasks(task), num_chains, schedule)
     data = corpus_data(model, corpus, task)
     fresh = FitResult(model, tuple(corpus.vocabulary), num_chains, schedule.num_burnin,
