@@ -168,8 +168,11 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
     truth = jax.vmap(prior_statistics)(prior["z"], prior.get("eta"), y, s2)
 
     runner = (model if kernel_model is None else kernel_model).sampler(sampler, vocab_size)
-    data = CorpusData(words, jnp.broadcast_to(doc_ids, words.shape),
-                      jnp.broadcast_to(offsets, (num_replicates,) + offsets.shape), y)
+    one = CorpusData(words[0], doc_ids, offsets, y[0])
+    if runner.prepare is not None:  # what its blocks read beyond the corpus: the same for all
+        one = runner.prepare(one)
+    data = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_replicates,) + a.shape),
+                        one)._replace(words=words, y=y)
 
     def run(key, data_r):
         chain = init_chain(runner, key, data_r)

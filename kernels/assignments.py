@@ -79,7 +79,7 @@ _LGAMMA_TABLE = 1024  # counts below this get their log-gamma terms from a table
 
 @numba.njit(cache=True, nogil=True)
 def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
-    """log p(W | Z) (``kernels.topics.collapsed_log_likelihood``, float64) from the counts of z
+    """log p(W | Z) (``kernels.parallel_jax.collapsed_log_likelihood``, float64) from the counts of z
     in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
     by row), each counted once and then set to 0, so n_wk is all zeros on return."""
     v_beta = n_wk.shape[0] * beta
@@ -225,7 +225,7 @@ def assignments_log_likelihood(z, words, doc_offsets, beta: float, *, num_topics
                                vocab_size: int, word_offsets=None, word_tokens=None):
     """log p(W | Z) (nats, float32 []) of assignments z int32 [N] of tokens ``words`` int32
     [N] (documents ``doc_offsets`` int32 [D+1]), the value of
-    ``kernels.topics.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
+    ``kernels.parallel_jax.collapsed_log_likelihood`` computed on the host in O(N + K) from counts
     rebuilt there (no V x K array in XLA); ``word_offsets``, ``word_tokens``: the data's
     :func:`word_token_index`, computed if omitted. Works under jit and vmap."""
     host = host_assignments_step(None, float(beta), int(num_topics), int(vocab_size))

@@ -34,7 +34,7 @@ import numpyro.infer
 import numpyro.infer.initialization
 from numpyro.infer.mcmc import MCMCKernel
 
-from topiczoo.kernels.assignments import word_token_index
+from topiczoo.kernels import assignments
 
 # arviz_base.from_numpyro reads ``numpyro.infer.initialization`` as an attribute of the package.
 # Importing arviz before numpyro leaves the submodule in sys.modules but not as that attribute
@@ -62,6 +62,7 @@ class CorpusData(NamedTuple):
     y: jax.Array
     word_offsets: jax.Array | None = None
     word_tokens: jax.Array | None = None
+    buckets: Any = None
 
 
 class Sampler(NamedTuple):
@@ -83,7 +84,10 @@ class Sampler(NamedTuple):
     family that can say how much memory a run takes gives ``memory(sizes) -> {part: bytes}``
     (``sizes``: num_chains, num_docs, num_tokens, vocab_size, num_tasks, num_snapshots,
     num_draws): an estimate of its largest arrays, which ``fit`` checks against the machine's
-    memory before anything large is allocated (``topiczoo.memory.check_memory``).
+    memory before anything large is allocated (``topiczoo.memory.check_memory``). A sampler
+    whose blocks read more than the corpus's arrays gives ``prepare(data) -> data``: the
+    :class:`CorpusData` with them added (host-side, once, before the run:
+    :meth:`GibbsKernel.prepare`).
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -100,6 +104,7 @@ class Sampler(NamedTuple):
     grow: Callable | None = None
     upgrade: Callable | None = None
     memory: Callable | None = None
+    prepare: Callable | None = None
 
 
 class ChainState(NamedTuple):
@@ -124,7 +129,7 @@ def corpus_arrays(words, doc_offsets, y, vocab_size: int | None = None) -> Corpu
     doc_ids = np.repeat(np.arange(len(offsets) - 1, dtype=np.int32), np.diff(offsets))
     index = (None, None)
     if vocab_size is not None:
-        index = tuple(jnp.asarray(a) for a in word_token_index(words, vocab_size))
+        index = tuple(jnp.asarray(a) for a in assignments.word_token_index(words, vocab_size))
     return CorpusData(jnp.asarray(words, jnp.int32), jnp.asarray(doc_ids, jnp.int32),
                       jnp.asarray(offsets, jnp.int32), jnp.asarray(y, jnp.float32), *index)
 
@@ -174,8 +179,8 @@ class GibbsKernel(MCMCKernel):
         use); the draws do not depend on it.
 
     Use: ``MCMC(GibbsKernel(model, V), num_warmup=..., num_samples=..., num_chains=4,
-    chain_method="vectorized").run(key, data)`` with ``data`` from
-    ``Task.of(...)`` / :func:`topiczoo.fit.corpus_data`.
+    chain_method="vectorized").run(key, kernel.prepare(data))`` with ``data`` from
+    :func:`topiczoo.models.supervised.corpus_data`.
     """
 
     sample_field = "info"
@@ -205,6 +210,11 @@ class GibbsKernel(MCMCKernel):
     def postprocess_fn(self, model_args, model_kwargs):
         """The identity: the monitors are already in the units they are reported in."""
         return lambda info: info
+
+    def prepare(self, data: CorpusData) -> CorpusData:
+        """``data`` with what the sampler's blocks read beyond the corpus's arrays
+        (``Sampler.prepare``; ``data`` itself for most samplers). Host-side, once per corpus."""
+        return data if self.sampler.prepare is None else self.sampler.prepare(data)
 
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
         data = model_args[0]

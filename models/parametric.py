@@ -19,7 +19,11 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 * ``"parallel"`` (document-parallel, partially collapsed): the exact sampler's cycle with Z
   drawn by ``kernels.parallel.parallel_assignments_step``: the topics Phi drawn from their
   Dirichlet conditional, then every document at once given Phi (on every core: the draws are
-  the same whatever the number of threads). Options (``eta=``) as the exact sampler's.
+  the same whatever the number of threads). Options (``eta=``) as the exact sampler's, and
+  ``z=``: ``host`` (the numba step on the host's cores; the default on CPUs) or ``jax``
+  (``kernels.parallel_jax``: the documents in length buckets, vmapped, sharded over every
+  device JAX sees; the default on GPUs). The draws do not depend on the number of threads or
+  devices, but the two engines draw different (equally exact) chains.
 
 Every sampler runs its chains' host steps on ``num_threads`` threads (the parallel sampler its
 documents; the others their chains): the draws do not depend on the number.
@@ -52,6 +56,7 @@ from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.host import available_cores
 from topiczoo.kernels.light import light_assignments_step
 from topiczoo.kernels.parallel import parallel_assignments_step
+from topiczoo.kernels.parallel_jax import jax_assignments_step, length_buckets
 from topiczoo.kernels.topics import sample_test_topics, topic_proportions
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import Predictor
@@ -113,6 +118,9 @@ class SamplerOptions:
       ``benchmarks/results/eta_precision.md``) or ``"coordinate"`` (coordinate-wise Gibbs in
       float64 on the host, O(sum_d nnz_d) per task and pass; light always uses it).
     eta_sweeps: passes of coordinate-wise Gibbs over eta per iteration (S_gibbs, default 1).
+    z: parallel only: the engine of the Z step, ``"host"`` (numba, the host's cores) or
+      ``"jax"`` (the documents sharded over the devices; :func:`sampler_options` makes it the
+      default where JAX's default backend is a GPU).
     mh_steps: light only: Metropolis-Hastings steps per token (S_mh, default 6).
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
       drawn at random; default) or ``"cycle"`` (in turn, from the document proposal at each
@@ -122,6 +130,7 @@ class SamplerOptions:
     name: str = "exact"
     eta: str = "cholesky"
     eta_sweeps: int = 1
+    z: str = "host"
     mh_steps: int = 6
     proposals: str = "mixture"
 
@@ -138,7 +147,8 @@ class SamplerOptions:
 _OPTIONS = {
     "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
-    "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
+    "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None,
+                 "z": ("host", "jax")},
 }
 
 
@@ -154,7 +164,8 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
     """Parse a sampler name with options, ``"name"`` or ``"name:key=value,key=value"``.
 
     Options: exact and parallel: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
-    coordinate-wise eta, an integer in [1, 1000]); light: ``mh_steps`` (an integer in
+    coordinate-wise eta, an integer in [1, 1000]); parallel: ``z`` (host|jax; default jax
+    where JAX's default backend is a GPU, so that the canonical name says which ran); light: ``mh_steps`` (an integer in
     [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming
     the bad part and the allowed values.
     """
@@ -190,6 +201,8 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
     if name != "light" and eta != "coordinate" and "eta_sweeps" in values:
         raise ValueError(f"sampler {name}: eta_sweeps needs eta=coordinate (the QR and Cholesky "
                          "draws are independent draws, not sweeps)")
+    if name == "parallel" and "z" not in values and jax.default_backend() == "gpu":
+        values["z"] = "jax"
     return SamplerOptions(name, **values)
 
 
@@ -390,6 +403,13 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     (the collapsed Gibbs sweep, the light Metropolis-Hastings sweep or the partially collapsed
     document-parallel step) and in the eta draw."""
     num_topics = model.num_topics
+    devices = jax.devices() if options.z == "jax" else ()  # the JAX engine's documents' mesh
+    mesh = jax.sharding.Mesh(np.array(devices), ("docs",)) if len(devices) > 1 else None
+
+    def prepare(data: CorpusData) -> CorpusData:
+        """The JAX engine's length buckets, each cut for the devices that share it."""
+        return data._replace(buckets=jax.tree.map(jnp.asarray, length_buckets(
+            np.asarray(data.doc_offsets), num_shards=len(devices))))
 
     def init(key, data: CorpusData) -> ParametricState:
         z, eta, aug = _init_parts(model, key, data)
@@ -414,6 +434,14 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
             z, n_dk, log_lik = light_assignments_step(
                 *args, num_steps=options.mh_steps, combination=options.proposals,
                 log_likelihood=True, **shared)
+        elif options.name == "parallel" and options.z == "jax":
+            if data.buckets is None:
+                raise ValueError("sampler parallel:z=jax reads the documents' length buckets: "
+                                 "run it on GibbsKernel.prepare(data)")
+            z, n_dk, log_lik = jax_assignments_step(
+                key, state.z, data.words, data.doc_ids, data.buckets, state.eta, psi, rho,
+                model.alpha_per_topic, model.beta, num_topics=num_topics,
+                vocab_size=vocab_size, mesh=mesh)
         elif options.name == "parallel":
             z, n_dk, log_lik = parallel_assignments_step(*args, **shared)
         else:
@@ -442,7 +470,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
                   augmentation_block(model.response, _scores))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
                    upgrade=upgrade_checkpoint_state,
-                   memory=partial(_memory, num_topics, options, model.supervised))
+                   memory=partial(_memory, num_topics, options, model.supervised),
+                   prepare=prepare if options.z == "jax" else None)
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:

@@ -49,8 +49,8 @@ def sample_assignments(model, data, vocab_size, *, num_samples, seed, num_chains
                        num_warmup=200, chain_method="vectorized", sampler="exact") -> np.ndarray:
     """Draws of Z ([draws, N], chains after one another) from ``MCMC`` with the kernel
     (``sampler``: a sampler name of the model's family, with options)."""
-    mcmc = MCMC(GibbsKernel(model, vocab_size, sampler=sampler), num_warmup=num_warmup,
-                num_samples=num_samples,
+    kernel = GibbsKernel(model, vocab_size, sampler=sampler)
+    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples,
                 num_chains=num_chains, chain_method=chain_method, progress_bar=False)
-    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.z",))
+    mcmc.run(jax.random.PRNGKey(seed), kernel.prepare(data), extra_fields=("state.z",))
     return np.asarray(mcmc.get_extra_fields()["state.z"])

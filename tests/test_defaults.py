@@ -24,9 +24,9 @@ def test_every_interface_runs_the_same_chains_and_iterations_by_default():
     signature = inspect.signature(fit).parameters
     assert (signature["num_chains"].default, signature["num_iterations"].default) == \
         (NUM_CHAINS, NUM_ITERATIONS)
-    from topiczoo.cli import _parser
+    from topiczoo.cli import build_parser
 
-    args = _parser().parse_args(["fit"])
+    args = build_parser().parse_args(["fit"])
     assert (args.chains, args.iterations) == (NUM_CHAINS, NUM_ITERATIONS)
     grid = Grid(data=["bbc"], models=["gslda"], topics=[10])
     assert (grid.chains, grid.iterations) == (NUM_CHAINS, NUM_ITERATIONS)

@@ -164,13 +164,13 @@ def test_sampler_names_parse_to_one_canonical_spelling():
     assert sampler_options("exact:eta=cholesky").spec() == "exact"
     assert sampler_options("exact:eta=qr").spec() == "exact:eta=qr"
     model = medlda(3)
-    assert model.samplers == ("exact", "light")
+    assert model.samplers == ("exact", "light", "parallel")
     assert model.sampler("light:mh_steps=2", 5).name == "light:mh_steps=2"
     assert model.sampler("light:mh_steps=2", 5) is model.sampler("light:mh_steps=2", 5)
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("fast", "unknown sampler 'fast'; choose from exact, light"),
+    ("fast", "unknown sampler 'fast'; choose from exact, light, parallel"),
     ("light:mh_steps=0", "mh_steps must be an integer in [1, 1000], got '0'"),
     ("light:mh_steps=two", "mh_steps must be an integer in [1, 1000]"),
     ("light:mh_steps=\u00b2", "mh_steps must be an integer in [1, 1000]"),  # isdigit()
@@ -273,7 +273,7 @@ def test_cli_fit_with_the_light_sampler_records_it(tmp_path, capsys):
     # the checkpoint belongs to the light run: another sampler is refused, not resumed
     assert main(["fit", "--model", "medlda", "--sampler", "exact", "--out", str(out),
                  *fast]) == 2
-    assert "sampler: checkpoint 'light:mh_steps=2', this run 'exact'" in capsys.readouterr().err
+    assert "sampler: checkpoint light:mh_steps=2, this run exact" in capsys.readouterr().err
     assert main(["fit", "--model", "medlda", "--sampler", "light:steps=2", "--out",
                  str(tmp_path / "bad"), *fast]) == 2
     assert "bad option 'steps=2'" in capsys.readouterr().err

@@ -182,9 +182,14 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
     f.add_argument("--topics", "-K", type=int, default=20, help="number of topics (default 20)")
     f.add_argument("--sampler", default="exact",
                    help="the model's sampler (default exact: the papers' collapsed Gibbs); "
-                        "light: LightMedLDA, cost per token independent of K; options after a "
-                        "colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
+                        "light: LightMedLDA, cost per token independent of K; parallel: the "
+                        "topics drawn, then every document at once, on every core; options "
+                        "after a colon, e.g. light:mh_steps=3,proposals=cycle,eta_sweeps=2, "
                         "exact:eta=qr or exact:eta=coordinate")
+    f.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads of the sampler's host steps (default: the cores this process "
+                        "may use): the parallel sampler sweeps its documents on them, the "
+                        "others their chains; the draws do not depend on it")
     _add_schedule(f)
     f.add_argument("--out", default=None,
                    help=f"output folder (default: a new folder {rundir.RUNS}/MODEL-YYYYmmdd-"
@@ -557,6 +562,8 @@ def _check_run(args) -> None:
                              ("--test-draws", args.test_draws, 1)):
         if value < low:
             raise ValueError(f"{flag} must be >= {low}, got {value}")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
     if args.until_rhat is not None:
         if not (math.isfinite(args.until_rhat) and args.until_rhat > 1):
             raise ValueError(f"--until-rhat must be a number above 1 (e.g. 1.01), got "
@@ -696,7 +703,8 @@ def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, out: Path):
         fit_kwargs=dict(num_chains=args.chains, num_iterations=args.iterations,
                         num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
                         chain_method=args.chain_method, sampler=args.sampler,
-                        until_rhat=args.until_rhat, max_iterations=args.max_iterations),
+                        until_rhat=args.until_rhat, max_iterations=args.max_iterations,
+                        num_threads=args.threads),
         predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
                             seed=args.seed),
         progress=not args.quiet,

@@ -227,7 +227,7 @@ def _plan(model, corpus, schedule: Schedule, *, sampler, num_chains, seed, check
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task,
                          num_threads=num_threads)
     _check_memory(kernel, corpus, _num_tasks(task), num_chains, schedule)
-    data = corpus_data(model, corpus, task)
+    data = kernel.prepare(corpus_data(model, corpus, task))
     fresh = FitResult(model, tuple(corpus.vocabulary), num_chains, schedule.num_burnin,
                       schedule.thinning, seed, kernel.sampler.name, task, schedule.record(),
                       label_invariant=tuple(kernel.sampler.label_invariant),
