@@ -23,6 +23,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numba
 import numpy as np
+from jax.scipy.special import gammaln
 
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import draw, num_blocks
@@ -33,6 +34,18 @@ def topic_proportions(n_dk):
     documents), from int [D, K] counts (a JAX array; jittable)."""
     n_d = n_dk.sum(axis=-1, keepdims=True)
     return n_dk.astype(jnp.float32) / jnp.maximum(n_d, 1).astype(jnp.float32)
+
+
+def assignments_log_prior(n_dk, alpha: float):
+    """log p(Z | alpha) with theta_d ~ Dir(alpha 1_K) integrated out, in nats (float32 [];
+    jittable): sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) -
+    lgamma(alpha))], from the document-topic counts int [D, K] of Z and the per-topic alpha.
+    Label-invariant (a permutation of the topics permutes the terms of each document)."""
+    counts = n_dk.astype(jnp.float32)
+    total = n_dk.shape[-1] * alpha
+    per_doc = (gammaln(jnp.float32(total)) - gammaln(counts.sum(axis=-1) + total)
+               + jnp.sum(gammaln(counts + alpha) - gammaln(jnp.float32(alpha)), axis=-1))
+    return jnp.sum(per_doc)
 
 
 # Most entries of the per-document exp table (rows of K, one per topic met in the document) and

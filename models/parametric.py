@@ -43,13 +43,15 @@ from topiczoo.kernels.assignments import (assignments_log_likelihood,
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.light import light_assignments_step
-from topiczoo.kernels.topics import sample_test_topics, topic_proportions
+from topiczoo.kernels.topics import (assignments_log_prior, sample_test_topics,
+                                     topic_proportions)
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import Predictor
 from topiczoo.models.monitors import PARAMETRIC_MONITORS
 from topiczoo.models.responses import response_facts
 from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
-                                        snapshot_parameters, supervised_monitors)
+                                        snapshot_parameters, supervised_log_joint,
+                                        supervised_monitors)
 from topiczoo.models.tasks import Task
 
 
@@ -330,6 +332,17 @@ def _predictor(alpha_per_topic: float, beta: float) -> Predictor:
     return Predictor(phi_hat, _train_proportions, test_proportions)
 
 
+def log_joint(model: TopicModel, state: ParametricState, data) -> jax.Array:
+    """The log joint density of a chain's state, float32 [] nats, label-invariant: log p(W | Z)
+    (the state's) + log p(Z | alpha) (theta integrated out) + log p(eta) + the response's
+    un-augmented log (pseudo-)likelihood of the labels (+ s2's log prior where drawn;
+    ``models.supervised.supervised_log_joint``). Up to a constant, the log posterior density
+    of (Z, eta) (and s2) that every sampler of the family targets."""
+    out = state.log_likelihood + assignments_log_prior(state.n_dk, model.alpha_per_topic)
+    return out + supervised_log_joint(model.response, state, data, _scores(state, data),
+                                      model.nu2)
+
+
 def _scores(state: ParametricState, data) -> jax.Array:
     """omega [T, D] = eta . zbar_d of the training documents."""
     return state.eta @ topic_proportions(state.n_dk).T
@@ -401,9 +414,11 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:
-        """log_likelihood: log p(W | Z), nats; a supervised model's also those of
-        ``models.supervised.supervised_monitors``. The same for every sampler of the family."""
-        info = {"log_likelihood": state.log_likelihood}
+        """log_likelihood: log p(W | Z), nats; log_joint: :func:`log_joint`; a supervised
+        model's also those of ``models.supervised.supervised_monitors``. The same for every
+        sampler of the family."""
+        info = {"log_likelihood": state.log_likelihood,
+                "log_joint": log_joint(model, state, data)}
         if model.response is not None:
             info.update(supervised_monitors(model.response, task, state, data,
                                             _scores(state, data)))

@@ -104,6 +104,44 @@ def log_likelihood(state: SHDPState, beta: float) -> jax.Array:
     return per_topic.sum() + per_word.sum()
 
 
+def _log_gamma_density(x, shape: float, rate: float):
+    """log Gamma(x; shape, rate)."""
+    return (shape * jnp.log(rate) - gammaln(jnp.float32(shape)) + (shape - 1.0) * jnp.log(x)
+            - rate * x)
+
+
+def log_prior(state: SHDPState, data, *, learn_alpha: bool = True, learn_gamma: bool = True,
+              alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0)) -> jax.Array:
+    """The log density of the partition z, the stick weights beta and the concentrations
+    under the direct-assignment target (``kernels.hdp``'s docstring), float32 [] nats,
+    label-invariant:
+
+        log p(alpha) + log p(gamma) (Gamma(shape, rate) priors, when drawn)
+        + K log gamma + (gamma - 1) log beta_new - sum_k log beta_k        (G0's sticks)
+        + sum_d [lgamma(alpha) - lgamma(alpha + N_d)
+                 + sum_k (lgamma(alpha beta_k + n_dk) - lgamma(alpha beta_k))]   (the G_d)
+
+    over the K occupied topics (empty slots add 0); with log p(W | Z) (:func:`log_likelihood`)
+    and the supervised terms it is the log joint the sampler targets (up to a constant)."""
+    occupied = state.n_k > 0
+    num_topics = jnp.sum(occupied)
+    alpha, gamma = state.alpha, state.gamma
+    safe_beta = jnp.where(occupied, state.beta_weights, 1.0)
+    sticks = (num_topics * jnp.log(gamma) + (gamma - 1.0) * jnp.log(state.beta_new)
+              - jnp.sum(jnp.where(occupied, jnp.log(safe_beta), 0.0)))
+    ab = jnp.maximum(alpha * safe_beta, 1e-30)
+    counts = state.n_dk.astype(jnp.float32)
+    lengths = jnp.diff(data.doc_offsets).astype(jnp.float32)
+    per_topic = jnp.where(occupied, gammaln(counts + ab) - gammaln(ab), 0.0)  # [D, Kcap]
+    documents = jnp.sum(gammaln(alpha) - gammaln(alpha + lengths)) + jnp.sum(per_topic)
+    out = sticks + documents
+    if learn_alpha:
+        out += _log_gamma_density(alpha, *alpha_prior)
+    if learn_gamma:
+        out += _log_gamma_density(gamma, *gamma_prior)
+    return out
+
+
 def document_scores(state: SHDPState, data) -> jax.Array:
     """omega [T, D]: sum over d's tokens of eta_{t, z_n}, divided by N_d (independent of Kcap:
     it reads eta at the tokens' topics only)."""
