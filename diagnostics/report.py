@@ -120,7 +120,8 @@ def _settings_rows(tree, summary) -> list:
             ("iterations (per chain)", attrs.get("iterations", summary.get("iterations"))),
             ("burn-in B_TR", attrs.get("num_burnin", summary.get("burnin"))),
             ("thinning", attrs.get("thinning", 1)),
-            ("seed", attrs.get("seed", summary.get("seed")))]
+            ("seed", attrs.get("seed", summary.get("seed"))),
+            ("chains' start", attrs.get("init", summary.get("init")))]
     hyper = summary.get("hyperparameters") or {
         k: attrs[k] for k in ("alpha", "beta", "nu2", "c", "ell") if k in attrs}
     if "response" in attrs:  # it has its own row below

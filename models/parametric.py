@@ -43,8 +43,8 @@ from topiczoo.kernels.assignments import (assignments_log_likelihood,
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.light import light_assignments_step
-from topiczoo.kernels.topics import (assignments_log_prior, sample_test_topics,
-                                     topic_proportions)
+from topiczoo.kernels.topics import (assignments_log_prior, prior_assignments,
+                                     sample_test_topics, topic_proportions)
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import Predictor
 from topiczoo.models.monitors import PARAMETRIC_MONITORS
@@ -348,17 +348,34 @@ def _scores(state: ParametricState, data) -> jax.Array:
     return state.eta @ topic_proportions(state.n_dk).T
 
 
-def _init_parts(model, key, data):
-    """The exact and the light sampler's common start: Z uniformly at random, lambda = 1 (the
-    response's initial augmentation), eta = 0 (drawn first in the cycle), as the papers."""
+#: The named starts of the family's chains (``fit(init=...)``), the default first.
+STARTS = ("dispersed", "uniform")
+
+
+def _init_parts(model, key, data, start="dispersed"):
+    """The common start of every sampler of the family: lambda = 1 (the response's initial
+    augmentation) and
+
+    * ``"dispersed"`` (the default): Z drawn from its prior p(Z | alpha)
+      (``kernels.topics.prior_assignments``: each document's tokens on one or a few topics,
+      at random, so chains start far apart), eta from its prior N(0, nu2 I);
+    * ``"uniform"``: Z uniformly at random, eta = 0, as the papers (every chain starts with
+      each document spread evenly over the topics).
+    """
     response = model.response
     num_tasks = data.y.shape[0]
     if response is None and num_tasks:
         raise ValueError(f"responses y have shape {data.y.shape}; an unsupervised model "
                          "expects [0, D]")
-    z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
     aug = response.init_augmentation(data.y) if response is not None else data.y
-    return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
+    if start == "uniform":
+        z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
+        return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
+    z_key, eta_key = jax.random.split(key)
+    z = prior_assignments(z_key, data.doc_offsets, data.words.shape[0], model.num_topics,
+                          model.alpha_per_topic)
+    eta = jnp.sqrt(model.nu2) * jax.random.normal(eta_key, (num_tasks, model.num_topics))
+    return z, eta.astype(jnp.float32), aug
 
 
 def _eta_draw(model, options):
@@ -387,8 +404,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     collapsed Gibbs sweep or the light Metropolis-Hastings sweep) and in the eta draw."""
     num_topics = model.num_topics
 
-    def init(key, data: CorpusData) -> ParametricState:
-        z, eta, aug = _init_parts(model, key, data)
+    def init(key, data: CorpusData, start=STARTS[0]) -> ParametricState:
+        z, eta, aug = _init_parts(model, key, data, start)
         num_docs = data.doc_offsets.shape[0] - 1
         n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[data.doc_ids, z].add(1)
         log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
@@ -437,7 +454,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
                   augmentation_block(model.response, _scores))
     return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
                    upgrade=upgrade_checkpoint_state,
-                   memory=partial(_memory, num_topics, options, model.supervised))
+                   memory=partial(_memory, num_topics, options, model.supervised),
+                   starts=tuple((name, partial(init, start=name)) for name in STARTS))
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:

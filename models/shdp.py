@@ -209,9 +209,12 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
     if task is None and response is not None:
         task = Task(model.tasks[0])
 
-    def init(key, data) -> hdp_kernel.SHDPState:
+    def init(key, data, start="dispersed") -> hdp_kernel.SHDPState:
+        """``"dispersed"`` (default): each document's tokens from theta_d ~ Dir(alpha / K)
+        over the K initial topics; ``"uniform"``: every token's topic uniformly among them."""
         return hdp_kernel.init_state(key, data, vocab_size, model.initial_capacity, response,
-                              init_topics=model.num_topics, alpha=model.alpha, gamma=model.gamma)
+                                     init_topics=model.num_topics, alpha=model.alpha,
+                                     gamma=model.gamma, dispersed=start == "dispersed")
 
     def draw_eta(key, state, data, psi, rho):
         """Over the occupied topics only (empty slots 0), so the draw does not depend on the
@@ -262,7 +265,9 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
         blocks = (eta_map if model.eta_map else eta_block(response, draw_eta), topics, globals_,
                   augmentation_block(response, hdp_kernel.document_scores))
     return Sampler("exact", init, blocks, monitors, snapshot, SHDP_MONITORS, overflowed, grow,
-                   memory=partial(_memory, model.initial_capacity, response is not None))
+                   memory=partial(_memory, model.initial_capacity, response is not None),
+                   starts=tuple((name, partial(init, start=name))
+                                for name in ("dispersed", "uniform")))
 
 
 def log_joint(model: SHDPModel, state, data, log_likelihood=None):

@@ -355,5 +355,6 @@ def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
                 "the snapshots (n_wk [V, K] per chain and snapshot)":
                     4 * c * sizes["num_snapshots"] * v * num_topics}
 
+    # each document's topic at random already starts chains far apart: both names, one start
     return Sampler("exact", init, (documents_block,), monitors, snapshot, MIXTURE_MONITORS,
-                   memory=memory)
+                   memory=memory, starts=(("dispersed", init), ("uniform", init)))

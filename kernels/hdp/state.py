@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln
 
+from topiczoo.kernels.topics import prior_assignments
+
 
 class SHDPState(NamedTuple):
     """State of one sHDP chain with ``Kcap`` topic slots (occupied: n_k > 0).
@@ -53,9 +55,12 @@ class SHDPState(NamedTuple):
 
 
 def init_state(key, data, vocab_size: int, capacity: int, response=None, *,
-               init_topics: int = 1, alpha: float = 1.0, gamma: float = 1.0) -> SHDPState:
-    """A start: tokens uniformly among ``init_topics`` topics (slots 0..init_topics-1),
-    equal stick weights 1 / (K + 1) for the occupied ones and the rest to beta_new, eta = 0
+               init_topics: int = 1, alpha: float = 1.0, gamma: float = 1.0,
+               dispersed: bool = False) -> SHDPState:
+    """A start: tokens uniformly among ``init_topics`` topics (slots 0..init_topics-1), or,
+    ``dispersed``, each document's tokens from theta_d ~ Dir(alpha / init_topics) over them
+    (``kernels.topics.prior_assignments``: on one or a few of them, at random), the
+    occupied ones with equal stick weights 1 / (K + 1) for the occupied ones and the rest to beta_new, eta = 0
     (the cycle should draw eta, or run ``global_block``, first), alpha and gamma at the given
     values, the response's initial augmentation. Jittable; ``capacity`` and ``init_topics``
     static."""
@@ -64,7 +69,11 @@ def init_state(key, data, vocab_size: int, capacity: int, response=None, *,
         raise ValueError(f"need 1 <= init_topics <= capacity, got {init_topics}, {capacity}")
     num_docs = data.doc_offsets.shape[0] - 1
     num_tasks = data.y.shape[0]
-    z = jax.random.randint(key, data.words.shape, 0, init_topics, jnp.int32)
+    if dispersed:
+        z = prior_assignments(key, data.doc_offsets, data.words.shape[0], init_topics,
+                              alpha / init_topics)
+    else:
+        z = jax.random.randint(key, data.words.shape, 0, init_topics, jnp.int32)
     n_dk = jnp.zeros((num_docs, capacity), jnp.int32).at[data.doc_ids, z].add(1)
     n_wk = jnp.zeros((vocab_size, capacity), jnp.int32).at[data.words, z].add(1)
     n_k = jnp.zeros((capacity,), jnp.int32).at[z].add(1)
