@@ -17,6 +17,11 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
   (``kernels.light.light_assignments_step``), the same augmentation draw. Each block leaves
   the posterior invariant, so the cycle targets the same posterior as the exact sampler.
 
+Either exact sampler runs as replica exchange with ``"exact:replicas=R"`` (``hottest=``: the
+hottest replica's power, default 0.5): each chain is R replicas whose word likelihood p(W | Z)
+is raised to powers from 1 down to ``hottest``, with exact swaps of neighbours
+(``kernels.tempering``); the cold replica's draws are the chain's.
+
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
 ``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
@@ -30,6 +35,7 @@ the topic-word counts and eta; held-out documents are scored by test chains with
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import NamedTuple
@@ -43,6 +49,8 @@ from topiczoo.kernels.assignments import (assignments_log_likelihood,
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.light import light_assignments_step
+from topiczoo.kernels.tempering import (Tempering, TemperedState, ladder, replica,
+                                        replica_exchange, tempered_assignments_step)
 from topiczoo.kernels.topics import (assignments_log_prior, prior_assignments,
                                      sample_test_topics, topic_proportions)
 from topiczoo.models.checks import flag, positive_number, whole_number
@@ -110,6 +118,10 @@ class SamplerOptions:
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
       drawn at random; default) or ``"cycle"`` (in turn, from the document proposal at each
       token's first step; needs mh_steps >= the number of proposals, 3, or 2 for LDA).
+    replicas: exact only: R >= 2 runs each chain as replica exchange (``kernels.tempering``):
+      R replicas with p(W | Z) raised to the powers ``hottest``^(r / (R - 1)), exact swaps of
+      neighbours after every cycle, the cold replica's draws the chain's; 1 (default): none.
+    hottest: the hottest replica's power on p(W | Z), in (0, 1) (default 0.5).
     """
 
     name: str = "exact"
@@ -117,6 +129,8 @@ class SamplerOptions:
     eta_sweeps: int = 1
     mh_steps: int = 6
     proposals: str = "mixture"
+    replicas: int = 1
+    hottest: float = 0.5
 
     def spec(self) -> str:
         """The canonical name: the sampler, then its options that differ from the defaults
@@ -129,7 +143,8 @@ class SamplerOptions:
 
 # option -> (allowed values, or None for an integer in [1, _MAX_COUNT]), per sampler
 _OPTIONS = {
-    "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
+    "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None, "replicas": None,
+              "hottest": float},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
 }
 
@@ -138,7 +153,8 @@ _MAX_COUNT = 1000  # MH steps per token, eta sweeps per iteration: more is a mis
 
 
 def _option_help(sampler: str) -> str:
-    return ", ".join(f"{key}=" + ("|".join(allowed) if allowed else f"<integer 1-{_MAX_COUNT}>")
+    return ", ".join(f"{key}=" + ("<number in (0, 1)>" if allowed is float else
+                                  "|".join(allowed) if allowed else f"<integer 1-{_MAX_COUNT}>")
                      for key, allowed in _OPTIONS[sampler].items())
 
 
@@ -166,7 +182,16 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
         if key in values:
             raise ValueError(f"sampler {name}: option {key} given twice")
         allowed = _OPTIONS[name][key]
-        if allowed is None:
+        if allowed is float:
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if not 0.0 < number < 1.0:
+                raise ValueError(f"sampler {name}: {key} must be a number in (0, 1), got "
+                                 f"{value!r}")
+            values[key] = number
+        elif allowed is None:
             if not (value.isascii() and value.isdigit() and 1 <= int(value) <= _MAX_COUNT):
                 raise ValueError(f"sampler {name}: {key} must be an integer in [1, "
                                  f"{_MAX_COUNT}], got {value!r}")
@@ -182,6 +207,8 @@ def sampler_options(spec: str, samplers=("exact", "light")) -> SamplerOptions:
     if name == "exact" and eta != "coordinate" and "eta_sweeps" in values:
         raise ValueError("sampler exact: eta_sweeps needs eta=coordinate (the QR and Cholesky "
                          "draws are independent draws, not sweeps)")
+    if "hottest" in values and values.get("replicas", 1) < 2:
+        raise ValueError("sampler exact: hottest needs replicas >= 2 (replica exchange)")
     return SamplerOptions(name, **values)
 
 
@@ -312,8 +339,10 @@ def _phi_hat(beta, snapshot: dict) -> np.ndarray:
 
 
 def _train_proportions(state: ParametricState) -> np.ndarray:
-    """zbar of the training documents in ``state`` (one chain of either sampler): float32
-    [D, K]."""
+    """zbar of the training documents in ``state`` (one chain of any sampler; of replica
+    exchange, the cold replica's): float32 [D, K]."""
+    if isinstance(state, TemperedState):
+        state = replica(state)
     return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
 
 
@@ -452,10 +481,41 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     if model.response is not None:
         blocks = (eta_block(model.response, _eta_draw(model, options)), topics_block,
                   augmentation_block(model.response, _scores))
-    return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
-                   upgrade=upgrade_checkpoint_state,
-                   memory=partial(_memory, num_topics, options, model.supervised),
-                   starts=tuple((name, partial(init, start=name)) for name in STARTS))
+    sampler = Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
+                      upgrade=upgrade_checkpoint_state,
+                      memory=partial(_memory, num_topics, options, model.supervised),
+                      starts=tuple((name, partial(init, start=name)) for name in STARTS))
+    return sampler if options.replicas == 1 else _replica_exchange(model, vocab_size, options,
+                                                                   sampler)
+
+
+def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
+    """``sampler`` (exact) as replica exchange (``kernels.tempering``): replica r's cycle is
+    the sampler's blocks with the Z block drawing from p(W | Z)^tau_r (the cold replica's is
+    the sampler's own), swaps by log p(W | Z)."""
+    z_block = 1 if model.supervised else 0
+
+    def tempered_topics(key, state, data, power):
+        psi, rho = gaussian_form(model.response, state, data)
+        z, n_dk, log_lik = tempered_assignments_step(
+            key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
+            model.alpha_per_topic, model.beta, power, num_topics=model.num_topics,
+            vocab_size=vocab_size, word_offsets=data.word_offsets, word_tokens=data.word_tokens)
+        return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
+
+    def cycle(key, state, data, power):
+        for i, (block, block_key) in enumerate(zip(sampler.blocks,
+                                                   jax.random.split(key, len(sampler.blocks)))):
+            if i != z_block:
+                state = block(block_key, state, data)
+            else:  # the cold replica's Z by the sampler's own (faster) sweep
+                state = jax.lax.cond(power == 1.0, partial(block, block_key, data=data),
+                                     partial(tempered_topics, block_key, data=data,
+                                             power=power), state)
+        return state
+
+    return replica_exchange(sampler, Tempering(cycle, lambda state, data: state.log_likelihood),
+                            ladder(options.replicas, options.hottest), options.spec())
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:
