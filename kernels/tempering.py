@@ -309,8 +309,32 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         parts = sampler.memory(sizes) if sampler.memory is not None else {}
         return {f"{part}, x {num} replicas": size * num for part, size in parts.items()}
 
+    def upgrade(named: dict, data) -> dict:
+        """A state of the untempered chain (``keystr`` path -> array [C, ...]) as one of
+        replica exchange: every replica a copy of it, no swaps yet (``fit(start=...)`` from a
+        run of the family's sampler, or its checkpoint)."""
+        if any(key.startswith(".state.replicas") for key in named):
+            return named
+        if sampler.upgrade is not None:
+            named = sampler.upgrade(named, data)
+        out = {}
+        for key, value in named.items():
+            value = np.asarray(value)
+            if key.startswith(".state."):
+                key = ".state.replicas" + key[len(".state"):]
+                value = np.repeat(value[:, None], num, axis=1)
+            out[key] = value
+        chains = next(iter(named.values())).shape[0]
+        none = np.zeros((chains, num - 1), np.int32)
+        out[".state.attempted"], out[".state.accepted"] = none, none
+        out[".info['swap_rate']"] = none.astype(np.float32)
+        if ".info['log_joint']" in named:
+            out[".info['replica_log_joint']"] = np.repeat(
+                np.asarray(named[".info['log_joint']"])[:, None], num, axis=1)
+        return out
+
     starts = tuple((label, start(start_function(sampler, label)))
                    for label, _ in sampler.starts)
     return Sampler(name, start(sampler.init), (cycles, swaps), monitors, snapshot,
-                   sampler.label_invariant, memory=memory if sampler.memory else None,
-                   starts=starts)
+                   sampler.label_invariant, upgrade=upgrade,
+                   memory=memory if sampler.memory else None, starts=starts)

@@ -99,3 +99,18 @@ def test_replica_exchange_options_and_a_fit():
                                   result.draws["replica_log_joint"][..., 0])
     assert set(result.snapshots[-1].arrays) == {"n_wk", "n_k", "eta"}
     assert predict(result, corpus, num_burnin=2, num_draws=2).scores.shape[:2] == (2, 2)
+
+
+def test_a_stuck_run_continues_with_replica_exchange():
+    """fit(start=...) from a run of the exact sampler: every replica starts from its chain's
+    state, and the cold replica's first draw follows from that state."""
+    from chains import small_corpus
+    from topiczoo import fit
+    from topiczoo.models import medlda
+
+    corpus, model = small_corpus(), medlda(3, c=1.0, ell=2.0)
+    kw = dict(num_chains=2, num_burnin=2, num_snapshots=1, seed=1, progress=False)
+    first = fit(model, corpus, num_iterations=4, **kw)
+    on = fit(model, corpus, sampler="exact:replicas=3", num_iterations=7, start=first, **kw)
+    assert on.iterations_done == 7 and on.draws["log_joint"].shape == (2, 3)
+    assert on.draws["replica_log_joint"].shape == (2, 3, 3)

@@ -161,7 +161,9 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
       start: a :class:`FitResult` of the same model, corpus and number of chains whose last
         states the chains continue from, with this call's ``sampler``: any sampler of the
         family whose state has the same parts (every sampler of the parametric family: a run
-        of ``"exact"`` can go on with ``"light"``, say). Iterations are counted on from
+        of ``"exact"`` can go on with ``"light"``, say, or with replica exchange,
+        ``"exact:replicas=4"``, every replica starting from the chain's state). Iterations
+        are counted on from
         ``start``'s, so ``num_iterations`` (the total) must exceed them; the chains' random
         keys come from ``start``'s states (``seed`` is only recorded); the result holds the
         draws and snapshots of this call's iterations only. A ``checkpoint`` that exists
