@@ -23,7 +23,9 @@ Groups of the tree built by :func:`to_datatree` (ArviZ's InferenceData schema):
 
 The root's attributes describe the run: the model's facts as ``result.model.describe()``
 gives them (model name, ``num_topics``, hyperparameters, response and its constants), the
-``sampler`` (``result.sampler``, ``"exact"`` when the result has none), seed, chains,
+``sampler`` (``result.sampler``, ``"exact"`` when the result has none), ``init`` (how the
+chains started: ``result.init``, ``"uniform"`` for a result from before there was a choice),
+seed, chains,
 burn-in, timings and ``created_by = "topiczoo"``.
 
 Because ``draw`` is 0..n-1, ArviZ's own functions (``arviz.rhat``, ``arviz.summary``,
@@ -111,6 +113,7 @@ def _run_attrs(result) -> dict:
         "inference_library": "numpyro",
         "inference_library_version": _version("numpyro"),
         "sampler": str(result.sampler),
+        "init": str(getattr(result, "init", "uniform")),
     }
     if result.label_invariant:  # the monitors the sampler declared label-invariant
         attrs["label_invariant"] = ",".join(result.label_invariant)

@@ -38,6 +38,7 @@ from topiczoo.diagnostics.convergence import (
     gelman_rubin_brooks,
     whole_run,
 )
+from topiczoo.modes import separated_modes
 
 __all__ = ["plot_autocorr", "plot_gelman_rubin_brooks", "plot_rank", "plot_trace",
            "save_figure"]
@@ -169,6 +170,9 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
         :data:`MAX_DEFAULT_TRACE_ROWS` rows (the title names any left out).
       include_warmup: plot the whole run (``warmup_posterior`` and ``posterior`` joined,
         the end of burn-in dotted) instead of the posterior draws only.
+    When the chains' ``log_joint`` sits in separated modes (posterior draws,
+    :func:`topiczoo.modes.separated_modes`), the best chain's lines are drawn
+    thicker and on top in every panel, and the title names it and the groups.
     Returns the ``arviz_plots.PlotCollection``.
     """
     import arviz_plots as azp
@@ -209,10 +213,42 @@ def plot_trace(tree: xr.DataTree, *, var_names=None, include_warmup: bool = Fals
         axes[-1].set_xlabel("iteration")
     which = "whole run, end of burn-in dotted" if include_warmup else "posterior draws"
     title = _title(tree, f"Trace ({which})", iterations)
+    modes = _modes_of(tree)
+    if modes is not None and modes.separated:
+        _emphasise_chain(pc, names, modes.best)
+        title += (f"; separated modes of log_joint: "
+                  + " / ".join("{" + ", ".join(map(str, g)) + "}" for g in modes.groups)
+                  + f", best chain {modes.best} drawn thick")
     if left_out:
         title += f"; not shown (pass var_names): {', '.join(left_out)}"
     _title_layout(pc.get_viz("figure"), title, legend_room=1.0 if kind is None else 0.8)
     return pc
+
+
+def _modes_of(tree):
+    """:func:`separated_modes` of the posterior draws' ``log_joint``; None without it, with
+    one chain or fewer than 2 draws."""
+    if "posterior" not in tree.children or "log_joint" not in tree["posterior"].data_vars:
+        return None
+    values = tree["posterior"]["log_joint"].transpose("chain", "draw", ...).values
+    if values.ndim != 2 or values.shape[0] < 2 or values.shape[1] < 2:
+        return None
+    if not np.isfinite(values).all():
+        return None
+    return separated_modes(values)
+
+
+def _emphasise_chain(pc, names, chain: int):
+    """Draw ``chain``'s trace lines thicker and above the others."""
+    lines = pc.viz["trace"] if "trace" in pc.viz.children else None
+    if lines is None:
+        return
+    for name in names:
+        if name not in lines.data_vars or "chain" not in lines[name].dims:
+            continue
+        for artist in np.ravel(lines[name].sel(chain=chain).values):
+            artist.set_linewidth(2.4 * artist.get_linewidth())
+            artist.set_zorder(5)
 
 
 #: Rows of a trace plot by default (arviz-plots draws at most 40 panels, 20 rows of two, and

@@ -13,7 +13,8 @@ into ``RUN_DIR``:
   :func:`topiczoo.diagnostics.format_table` condenses it); and the figures;
 * the figures (PNG): ``trace_whole_run.png`` (trace of the whole run, burn-in included and
   marked), ``rank.png`` (rank ECDF differences, posterior draws), ``gelman_rubin_brooks.png``
-  (shrink factor against iteration for ``eta_norm``, ``log_likelihood``, ``train_loss``),
+  (shrink factor against iteration for ``log_joint``, ``eta_norm``, ``log_likelihood``,
+  ``train_loss``),
   ``autocorr.png`` (autocorrelation of each chain, posterior draws). The ``trace.png`` that
   ``topiczoo fit`` writes is left alone.
 
@@ -44,6 +45,7 @@ from topiczoo.diagnostics.arviz_io import load_datatree, topics_label
 from topiczoo.diagnostics.averaging import STRATEGIES, reduce_predictions
 from topiczoo.diagnostics.convergence import (DiagnosticUnavailable, format_table,
                                               format_table_markdown, summary_table)
+from topiczoo.modes import modes_words, separated_modes
 from topiczoo.diagnostics.plots import (monitors_in_draws, plot_autocorr,
                                         plot_gelman_rubin_brooks, plot_rank, plot_trace,
                                         save_figure)
@@ -54,7 +56,7 @@ STRATEGY_NAMES = {"sf": "single final (SF)", "sa": "single average (SA)",
                   "mf": "multiple final (MF)", "ma": "multiple average (MA)"}
 
 #: Monitors of the Gelman-Rubin-Brooks figure (those present are drawn).
-GRB_MONITORS = ("eta_norm", "log_likelihood", "train_loss")
+GRB_MONITORS = ("log_joint", "eta_norm", "log_likelihood", "train_loss")
 
 FIGURES = {"trace": "trace_whole_run.png", "rank": "rank.png",
            "gelman_rubin_brooks": "gelman_rubin_brooks.png", "autocorr": "autocorr.png"}
@@ -67,7 +69,9 @@ class Report(NamedTuple):
     (:func:`topiczoo.diagnostics.format_table`, empty if the run has no post-burn-in draws);
     figures: ``{name: Path}`` of the PNGs drawn; metrics: ``{strategy: {metric: value}}`` of
     the test predictions (accuracy; predictive_r2 and mse; precision, recall and f1), may be
-    empty; notes: why a part was left out, if any.
+    empty; notes: why a part was left out, if any; modes: the chains' modes of the log joint
+    in plain words (:func:`topiczoo.modes.modes_words`), empty when the run has
+    no ``log_joint`` monitor, one chain or fewer than 2 posterior draws.
     """
 
     path: Path
@@ -75,6 +79,7 @@ class Report(NamedTuple):
     figures: dict
     metrics: dict
     notes: list
+    modes: str = ""
 
 
 def _plain(value):
@@ -120,7 +125,8 @@ def _settings_rows(tree, summary) -> list:
             ("iterations (per chain)", attrs.get("iterations", summary.get("iterations"))),
             ("burn-in B_TR", attrs.get("num_burnin", summary.get("burnin"))),
             ("thinning", attrs.get("thinning", 1)),
-            ("seed", attrs.get("seed", summary.get("seed")))]
+            ("seed", attrs.get("seed", summary.get("seed"))),
+            ("chains' start", attrs.get("init", summary.get("init")))]
     hyper = summary.get("hyperparameters") or {
         k: attrs[k] for k in ("alpha", "beta", "nu2", "c", "ell") if k in attrs}
     if "response" in attrs:  # it has its own row below
@@ -257,6 +263,29 @@ def _convergence_section(tree, notes: list) -> tuple:
     return format_table(table), md
 
 
+def _modes_section(tree) -> tuple:
+    """(plain words, lines): whether the chains' log joint densities (posterior draws) sit in
+    separated modes, which chains where, and the best chain; ``("", [])`` when the run cannot
+    say (no ``log_joint``, one chain, fewer than 2 draws)."""
+    if "posterior" not in tree.children or "log_joint" not in tree["posterior"].data_vars:
+        return "", []
+    values = tree["posterior"]["log_joint"].transpose("chain", "draw").values
+    if values.shape[0] < 2 or values.shape[1] < 2 or not np.isfinite(values).all():
+        return "", []
+    modes = separated_modes(values)
+    words = modes_words(modes)
+    md = ["", "## Modes of the log joint", "", words + ".", "",
+          "| chain | mean log joint | sd | group |", "|---:|---:|---:|---:|"]
+    group_of = {c: g for g, group in enumerate(modes.groups) for c in group}
+    for c in np.argsort(-modes.means, kind="stable"):
+        md.append(f"| {c}{' (best)' if c == modes.best else ''} | {modes.means[c]:.8g} | "
+                  f"{modes.sds[c]:.4g} | {group_of[int(c)]} |")
+    md += ["", f"Groups: chains whose mean log joints differ by more than {modes.threshold:g} "
+           "within-chain standard deviations are in different groups (best first). The "
+           "trace figures draw the best chain thick when there is more than one group."]
+    return words, md
+
+
 def _figure_makers(tree) -> dict:
     """``{name: (caption, function drawing the figure)}`` of the report's figures."""
     drawn = monitors_in_draws(tree)
@@ -321,19 +350,21 @@ def write_report(run_dir) -> Report:
         md += ["", "## Timing", "", *timing]
     table_text, lines = _convergence_section(tree, notes)
     md += lines
+    modes, lines = _modes_section(tree)
+    md += lines
     figures, lines = _figures_section(tree, run_dir, notes)
     md += lines
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     path = run_dir / "report.md"
     path.write_text("\n".join(md).rstrip() + "\n")
-    return Report(path, table_text, figures, metrics, notes)
+    return Report(path, table_text, figures, metrics, notes, modes)
 
 
 def diagnose(run_dir) -> str:
     """Write the report of ``run_dir`` (:func:`write_report`) and return the text to print:
-    the test metrics of each strategy, the plain-text convergence table and the files
-    written."""
+    the test metrics of each strategy, the plain-text convergence table, the chains' modes of
+    the log joint (separated or not, the best chain) and the files written."""
     report = write_report(run_dir)
     lines = []
     if report.metrics:
@@ -342,6 +373,8 @@ def diagnose(run_dir) -> str:
                 f"{k} {m[name]:.4f}" for k, m in report.metrics.items() if name in m))
     if report.table:
         lines += [report.table]
+    if report.modes:
+        lines.append(report.modes)
     for note in report.notes:
         lines.append(f"note: {note}")
     written = [report.path, *report.figures.values()]

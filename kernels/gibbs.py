@@ -87,7 +87,9 @@ class Sampler(NamedTuple):
     memory before anything large is allocated (``topiczoo.memory.check_memory``). A sampler
     whose blocks read more than the corpus's arrays gives ``prepare(data) -> data``: the
     :class:`CorpusData` with them added (host-side, once, before the run:
-    :meth:`GibbsKernel.prepare`).
+    :meth:`GibbsKernel.prepare`). A family whose chains can start in several ways names them
+    in ``starts``: ``(name, init)`` pairs, the default (``init`` itself) first;
+    :func:`start_function` picks one by name (``fit(init=...)``).
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -105,6 +107,20 @@ class Sampler(NamedTuple):
     upgrade: Callable | None = None
     memory: Callable | None = None
     prepare: Callable | None = None
+    starts: tuple = ()
+
+
+def start_function(sampler: Sampler, start: str | None = None) -> Callable:
+    """The ``(key, data) -> state`` of the named start of ``sampler`` (one of its ``starts``);
+    ``sampler.init``, the family's default, for None. ``ValueError`` naming the starts the
+    sampler has for any other name."""
+    if start is None:
+        return sampler.init
+    named = dict(sampler.starts)
+    if start not in named:
+        offered = ", ".join(named) or "none but its default (init=None)"
+        raise ValueError(f"sampler {sampler.name} has no start {start!r}; its starts: {offered}")
+    return named[start]
 
 
 class ChainState(NamedTuple):
@@ -134,10 +150,11 @@ def corpus_arrays(words, doc_offsets, y, vocab_size: int | None = None) -> Corpu
                       jnp.asarray(offsets, jnp.int32), jnp.asarray(y, jnp.float32), *index)
 
 
-def init_chain(sampler: Sampler, key, data: CorpusData) -> ChainState:
-    """One chain's start: the sampler's ``init`` and the monitors of that state."""
+def init_chain(sampler: Sampler, key, data: CorpusData, start: str | None = None) -> ChainState:
+    """One chain's start: the sampler's ``init`` (or its named ``start``,
+    :func:`start_function`) and the monitors of that state."""
     key, init_key = jax.random.split(key)
-    state = sampler.init(init_key, data)
+    state = start_function(sampler, start)(init_key, data)
     return ChainState(state, sampler.monitors(state, data), jnp.zeros((), jnp.int32), key)
 
 
@@ -151,11 +168,11 @@ def step_chain(sampler: Sampler, chain: ChainState, data: CorpusData) -> ChainSt
     return ChainState(state, sampler.monitors(state, data), chain.iteration + 1, key)
 
 
-@partial(jax.jit, static_argnums=0)
-def _init(sampler, rng_key, data):
+@partial(jax.jit, static_argnums=(0, 3))
+def _init(sampler, rng_key, data, start=None):
     if jnp.ndim(rng_key) > 1:
-        return jax.vmap(lambda k: init_chain(sampler, k, data))(rng_key)
-    return init_chain(sampler, rng_key, data)
+        return jax.vmap(lambda k: init_chain(sampler, k, data, start))(rng_key)
+    return init_chain(sampler, rng_key, data, start)
 
 
 @partial(jax.jit, static_argnums=0)
@@ -177,6 +194,8 @@ class GibbsKernel(MCMCKernel):
         first task kind, enough for the tiny hand-made data of the tests).
       num_threads: threads of the sampler's host steps (default: the cores this process may
         use); the draws do not depend on it.
+      start: how the chains start: one of the sampler's named ``starts`` (the families here:
+        ``"dispersed"``, ``"uniform"``), or None for its default.
 
     Use: ``MCMC(GibbsKernel(model, V), num_warmup=..., num_samples=..., num_chains=4,
     chain_method="vectorized").run(key, kernel.prepare(data))`` with ``data`` from
@@ -186,10 +205,12 @@ class GibbsKernel(MCMCKernel):
     sample_field = "info"
 
     def __init__(self, model, vocab_size: int, *, sampler: str = "exact", task=None,
-                 num_threads: int | None = None):
+                 num_threads: int | None = None, start: str | None = None):
         self._model = model
         self.vocab_size = int(vocab_size)
         self.sampler = model.sampler(sampler, self.vocab_size, task, num_threads=num_threads)
+        start_function(self.sampler, start)  # a start the sampler lacks: ValueError now
+        self.start = start
 
     @property
     def model(self):
@@ -219,7 +240,7 @@ class GibbsKernel(MCMCKernel):
     def init(self, rng_key, num_warmup, init_params, model_args, model_kwargs):
         data = model_args[0]
         self._check_data(data)
-        return _init(self.sampler, rng_key, data)
+        return _init(self.sampler, rng_key, data, self.start)
 
     def _check_data(self, data):
         num_docs = data.doc_offsets.shape[0] - 1
@@ -234,7 +255,7 @@ class GibbsKernel(MCMCKernel):
         """Shapes and dtypes (``jax.ShapeDtypeStruct``) of a :class:`ChainState` with a
         leading chain axis of ``num_chains``, as :func:`topiczoo.fit.fit` stores it."""
         keys = jax.ShapeDtypeStruct((num_chains, 2), jnp.uint32)
-        return jax.eval_shape(partial(_init, self.sampler), keys, data)
+        return jax.eval_shape(partial(_init, self.sampler, start=self.start), keys, data)
 
     def sample(self, state, model_args, model_kwargs):
         return _step(self.sampler, state, model_args[0])

@@ -20,12 +20,15 @@ because a token reads one row of it: one cache line instead of K.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numba
 import numpy as np
+from jax.scipy.special import gammaln
 
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import draw, num_blocks
+from topiczoo.kernels.host import batched, seed_words_from_key
 
 
 def topic_proportions(n_dk):
@@ -33,6 +36,46 @@ def topic_proportions(n_dk):
     documents), from int [D, K] counts (a JAX array; jittable)."""
     n_d = n_dk.sum(axis=-1, keepdims=True)
     return n_dk.astype(jnp.float32) / jnp.maximum(n_d, 1).astype(jnp.float32)
+
+
+def assignments_log_prior(n_dk, alpha: float):
+    """log p(Z | alpha) with theta_d ~ Dir(alpha 1_K) integrated out, in nats (float32 [];
+    jittable): sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) -
+    lgamma(alpha))], from the document-topic counts int [D, K] of Z and the per-topic alpha.
+    Label-invariant (a permutation of the topics permutes the terms of each document)."""
+    counts = n_dk.astype(jnp.float32)
+    total = n_dk.shape[-1] * alpha
+    per_doc = (gammaln(jnp.float32(total)) - gammaln(counts.sum(axis=-1) + total)
+               + jnp.sum(gammaln(counts + alpha) - gammaln(jnp.float32(alpha)), axis=-1))
+    return jnp.sum(per_doc)
+
+
+def prior_assignments(key, doc_offsets, num_tokens: int, num_topics: int, alpha: float):
+    """Topic assignments drawn from their prior, Z ~ p(Z | alpha): theta_d ~ Dir(alpha 1_K)
+    for each document, then z_dn ~ Cat(theta_d) for each token (documents ``doc_offsets``
+    int32 [D+1] over ``num_tokens`` tokens; alpha per topic). Returns int32 [N]. With a small
+    alpha (the papers' alpha / K) each document's tokens fall on one or a few topics, chosen
+    at random: the dispersed start of a chain.
+
+    Drawn on the host in float64 (numpy's Dirichlet, exact for alpha far below 1; each token
+    by the inverse of its document's cumulative theta, O(N log(DK)), no [N, K] array), seeded
+    from ``key``; works under jit and vmap (chains)."""
+    alpha, num_topics = float(alpha), int(num_topics)
+
+    def one(offsets, seed):
+        rng = np.random.default_rng(np.asarray(seed, np.uint32))
+        num_docs = offsets.shape[0] - 1
+        theta = rng.dirichlet(np.full(num_topics, alpha), size=num_docs)  # [D, K]
+        # cumulative theta of every document, offset by its index: increasing over (d, k)
+        steps = (np.arange(num_docs)[:, None] + np.cumsum(theta, axis=1)).ravel()
+        steps[num_topics - 1::num_topics] = np.arange(1, num_docs + 1)  # each row ends at d + 1
+        doc_ids = np.repeat(np.arange(num_docs), np.diff(offsets))
+        index = np.searchsorted(steps, doc_ids + rng.random(doc_ids.shape[0]), side="right")
+        return (index - doc_ids * num_topics).astype(np.int32),
+
+    out = jax.ShapeDtypeStruct((int(num_tokens),), jnp.int32)
+    return jax.pure_callback(batched(one, 1), (out,), doc_offsets, seed_words_from_key(key),
+                             vmap_method="expand_dims")[0]
 
 
 # Most entries of the per-document exp table (rows of K, one per topic met in the document) and

@@ -28,6 +28,11 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 Every sampler runs its chains' host steps on ``num_threads`` threads (the parallel sampler its
 documents; the others their chains): the draws do not depend on the number.
 
+Either exact sampler runs as replica exchange with ``"exact:replicas=R"`` (``hottest=``: the
+hottest replica's power, default 0.5): each chain is R replicas whose word likelihood p(W | Z)
+is raised to powers from 1 down to ``hottest``, with exact swaps of neighbours
+(``kernels.tempering``); the cold replica's draws are the chain's.
+
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
 ``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
@@ -41,6 +46,7 @@ the topic-word counts and eta; held-out documents are scored by test chains with
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import NamedTuple
@@ -57,13 +63,17 @@ from topiczoo.kernels.host import available_cores
 from topiczoo.kernels.light import light_assignments_step
 from topiczoo.kernels.parallel import parallel_assignments_step
 from topiczoo.kernels.parallel_jax import jax_assignments_step, length_buckets
-from topiczoo.kernels.topics import sample_test_topics, topic_proportions
+from topiczoo.kernels.tempering import (Tempering, TemperedState, ladder, replica,
+                                        replica_exchange, tempered_assignments_step)
+from topiczoo.kernels.topics import (assignments_log_prior, prior_assignments,
+                                     sample_test_topics, topic_proportions)
 from topiczoo.models.checks import flag, positive_number, whole_number
 from topiczoo.models.family import Predictor
 from topiczoo.models.monitors import PARAMETRIC_MONITORS
 from topiczoo.models.responses import response_facts
 from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
-                                        snapshot_parameters, supervised_monitors)
+                                        snapshot_parameters, supervised_log_joint,
+                                        supervised_monitors)
 from topiczoo.models.tasks import Task
 
 
@@ -125,6 +135,10 @@ class SamplerOptions:
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
       drawn at random; default) or ``"cycle"`` (in turn, from the document proposal at each
       token's first step; needs mh_steps >= the number of proposals, 3, or 2 for LDA).
+    replicas: exact only: R >= 2 runs each chain as replica exchange (``kernels.tempering``):
+      R replicas with p(W | Z) raised to the powers ``hottest``^(r / (R - 1)), exact swaps of
+      neighbours after every cycle, the cold replica's draws the chain's; 1 (default): none.
+    hottest: the hottest replica's power on p(W | Z), in (0, 1) (default 0.5).
     """
 
     name: str = "exact"
@@ -133,6 +147,8 @@ class SamplerOptions:
     z: str = "host"
     mh_steps: int = 6
     proposals: str = "mixture"
+    replicas: int = 1
+    hottest: float = 0.5
 
     def spec(self) -> str:
         """The canonical name: the sampler, then its options that differ from the defaults
@@ -145,7 +161,8 @@ class SamplerOptions:
 
 # option -> (allowed values, or None for an integer in [1, _MAX_COUNT]), per sampler
 _OPTIONS = {
-    "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None},
+    "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None, "replicas": None,
+              "hottest": float},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
     "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None,
                  "z": ("host", "jax")},
@@ -156,7 +173,8 @@ _MAX_COUNT = 1000  # MH steps per token, eta sweeps per iteration: more is a mis
 
 
 def _option_help(sampler: str) -> str:
-    return ", ".join(f"{key}=" + ("|".join(allowed) if allowed else f"<integer 1-{_MAX_COUNT}>")
+    return ", ".join(f"{key}=" + ("<number in (0, 1)>" if allowed is float else
+                                  "|".join(allowed) if allowed else f"<integer 1-{_MAX_COUNT}>")
                      for key, allowed in _OPTIONS[sampler].items())
 
 
@@ -185,7 +203,16 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
         if key in values:
             raise ValueError(f"sampler {name}: option {key} given twice")
         allowed = _OPTIONS[name][key]
-        if allowed is None:
+        if allowed is float:
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if not 0.0 < number < 1.0:
+                raise ValueError(f"sampler {name}: {key} must be a number in (0, 1), got "
+                                 f"{value!r}")
+            values[key] = number
+        elif allowed is None:
             if not (value.isascii() and value.isdigit() and 1 <= int(value) <= _MAX_COUNT):
                 raise ValueError(f"sampler {name}: {key} must be an integer in [1, "
                                  f"{_MAX_COUNT}], got {value!r}")
@@ -203,6 +230,8 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
                          "draws are independent draws, not sweeps)")
     if name == "parallel" and "z" not in values and jax.default_backend() == "gpu":
         values["z"] = "jax"
+    if "hottest" in values and values.get("replicas", 1) < 2:
+        raise ValueError("sampler exact: hottest needs replicas >= 2 (replica exchange)")
     return SamplerOptions(name, **values)
 
 
@@ -338,8 +367,10 @@ def _phi_hat(beta, snapshot: dict) -> np.ndarray:
 
 
 def _train_proportions(state: ParametricState) -> np.ndarray:
-    """zbar of the training documents in ``state`` (one chain of either sampler): float32
-    [D, K]."""
+    """zbar of the training documents in ``state`` (one chain of any sampler; of replica
+    exchange, the cold replica's): float32 [D, K]."""
+    if isinstance(state, TemperedState):
+        state = replica(state)
     return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
 
 
@@ -358,22 +389,50 @@ def _predictor(alpha_per_topic: float, beta: float) -> Predictor:
     return Predictor(phi_hat, _train_proportions, test_proportions)
 
 
+def log_joint(model: TopicModel, state: ParametricState, data) -> jax.Array:
+    """The log joint density of a chain's state, float32 [] nats, label-invariant: log p(W | Z)
+    (the state's) + log p(Z | alpha) (theta integrated out) + log p(eta) + the response's
+    un-augmented log (pseudo-)likelihood of the labels (+ s2's log prior where drawn;
+    ``models.supervised.supervised_log_joint``). Up to a constant, the log posterior density
+    of (Z, eta) (and s2) that every sampler of the family targets."""
+    out = state.log_likelihood + assignments_log_prior(state.n_dk, model.alpha_per_topic)
+    return out + supervised_log_joint(model.response, state, data, _scores(state, data),
+                                      model.nu2)
+
+
 def _scores(state: ParametricState, data) -> jax.Array:
     """omega [T, D] = eta . zbar_d of the training documents."""
     return state.eta @ topic_proportions(state.n_dk).T
 
 
-def _init_parts(model, key, data):
-    """The exact and the light sampler's common start: Z uniformly at random, lambda = 1 (the
-    response's initial augmentation), eta = 0 (drawn first in the cycle), as the papers."""
+#: The named starts of the family's chains (``fit(init=...)``), the default first.
+STARTS = ("dispersed", "uniform")
+
+
+def _init_parts(model, key, data, start="dispersed"):
+    """The common start of every sampler of the family: lambda = 1 (the response's initial
+    augmentation) and
+
+    * ``"dispersed"`` (the default): Z drawn from its prior p(Z | alpha)
+      (``kernels.topics.prior_assignments``: each document's tokens on one or a few topics,
+      at random, so chains start far apart), eta from its prior N(0, nu2 I);
+    * ``"uniform"``: Z uniformly at random, eta = 0, as the papers (every chain starts with
+      each document spread evenly over the topics).
+    """
     response = model.response
     num_tasks = data.y.shape[0]
     if response is None and num_tasks:
         raise ValueError(f"responses y have shape {data.y.shape}; an unsupervised model "
                          "expects [0, D]")
-    z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
     aug = response.init_augmentation(data.y) if response is not None else data.y
-    return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
+    if start == "uniform":
+        z = jax.random.randint(key, data.words.shape, 0, model.num_topics, jnp.int32)
+        return z, jnp.zeros((num_tasks, model.num_topics), jnp.float32), aug
+    z_key, eta_key = jax.random.split(key)
+    z = prior_assignments(z_key, data.doc_offsets, data.words.shape[0], model.num_topics,
+                          model.alpha_per_topic)
+    eta = jnp.sqrt(model.nu2) * jax.random.normal(eta_key, (num_tasks, model.num_topics))
+    return z, eta.astype(jnp.float32), aug
 
 
 def _eta_draw(model, options, num_threads):
@@ -411,8 +470,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return data._replace(buckets=jax.tree.map(jnp.asarray, length_buckets(
             np.asarray(data.doc_offsets), num_shards=len(devices))))
 
-    def init(key, data: CorpusData) -> ParametricState:
-        z, eta, aug = _init_parts(model, key, data)
+    def init(key, data: CorpusData, start=STARTS[0]) -> ParametricState:
+        z, eta, aug = _init_parts(model, key, data, start)
         num_docs = data.doc_offsets.shape[0] - 1
         n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[data.doc_ids, z].add(1)
         log_lik = assignments_log_likelihood(z, data.words, data.doc_offsets, model.beta,
@@ -449,9 +508,11 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
         return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
 
     def monitors(state, data) -> dict:
-        """log_likelihood: log p(W | Z), nats; a supervised model's also those of
-        ``models.supervised.supervised_monitors``. The same for every sampler of the family."""
-        info = {"log_likelihood": state.log_likelihood}
+        """log_likelihood: log p(W | Z), nats; log_joint: :func:`log_joint`; a supervised
+        model's also those of ``models.supervised.supervised_monitors``. The same for every
+        sampler of the family."""
+        info = {"log_likelihood": state.log_likelihood,
+                "log_joint": log_joint(model, state, data)}
         if model.response is not None:
             info.update(supervised_monitors(model.response, task, state, data,
                                             _scores(state, data)))
@@ -468,10 +529,42 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     if model.response is not None:
         blocks = (eta_block(model.response, _eta_draw(model, options, num_threads)), topics_block,
                   augmentation_block(model.response, _scores))
-    return Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
-                   upgrade=upgrade_checkpoint_state,
-                   memory=partial(_memory, num_topics, options, model.supervised),
-                   prepare=prepare if options.z == "jax" else None)
+    sampler = Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
+                      upgrade=upgrade_checkpoint_state,
+                      memory=partial(_memory, num_topics, options, model.supervised),
+                      prepare=prepare if options.z == "jax" else None,
+                      starts=tuple((name, partial(init, start=name)) for name in STARTS))
+    return sampler if options.replicas == 1 else _replica_exchange(model, vocab_size, options,
+                                                                   sampler)
+
+
+def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
+    """``sampler`` (exact) as replica exchange (``kernels.tempering``): replica r's cycle is
+    the sampler's blocks with the Z block drawing from p(W | Z)^tau_r (the cold replica's is
+    the sampler's own), swaps by log p(W | Z)."""
+    z_block = 1 if model.supervised else 0
+
+    def tempered_topics(key, state, data, power):
+        psi, rho = gaussian_form(model.response, state, data)
+        z, n_dk, log_lik = tempered_assignments_step(
+            key, state.z, data.words, data.doc_offsets, state.eta, psi, rho,
+            model.alpha_per_topic, model.beta, power, num_topics=model.num_topics,
+            vocab_size=vocab_size, word_offsets=data.word_offsets, word_tokens=data.word_tokens)
+        return state._replace(z=z, n_dk=n_dk, log_likelihood=log_lik)
+
+    def cycle(key, state, data, power):
+        for i, (block, block_key) in enumerate(zip(sampler.blocks,
+                                                   jax.random.split(key, len(sampler.blocks)))):
+            if i != z_block:
+                state = block(block_key, state, data)
+            else:  # the cold replica's Z by the sampler's own (faster) sweep
+                state = jax.lax.cond(power == 1.0, partial(block, block_key, data=data),
+                                     partial(tempered_topics, block_key, data=data,
+                                             power=power), state)
+        return state
+
+    return replica_exchange(sampler, Tempering(cycle, lambda state, data: state.log_likelihood),
+                            ladder(options.replicas, options.hottest), options.spec())
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:

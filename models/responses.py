@@ -105,6 +105,13 @@ class Response(Protocol):
         """The original, un-augmented log (pseudo-)likelihood of ``y`` given ``omega``, per
         task and document [T, D], in nats."""
 
+    def log_target(self, y, omega, augmentation):
+        """The response's terms of the log joint density of a chain's state (the
+        ``log_joint`` monitor), float32 [] nats: the original, un-augmented log
+        (pseudo-)likelihood summed over tasks and documents at the state's own parameters
+        (the Gaussian's s2 held in ``augmentation``), plus the log prior of the parameters
+        the response draws (the Gaussian's s2 ~ IG(a0, b0) when learned)."""
+
     def declare(self, omega, y):
         """The numpyro statement of ``y`` given ``omega`` [T, D] in a generative declaration
         (``y`` None: drawn, where the response is generative); returns ``y``."""
@@ -134,6 +141,11 @@ class _PseudoLikelihood:
     def log_density(self, y, omega, **parameters):
         raise ValueError(f"the {self.name} response is a pseudo-likelihood: it has no "
                          "density of the labels")
+
+    def log_target(self, y, omega, augmentation):
+        """sum over tasks and documents of :meth:`log_pseudo_likelihood` (no parameters of
+        its own)."""
+        return jnp.sum(self.log_pseudo_likelihood(y, omega))
 
 
 @dataclass(frozen=True)
@@ -180,6 +192,10 @@ class Logistic(Response):
             raise ValueError("the c != 1 logistic response is a pseudo-likelihood: y must be given")
         numpyro.factor("y_pseudo_likelihood", self.log_pseudo_likelihood(y, omega).sum())
         return y
+
+    def log_target(self, y, omega, augmentation):
+        """sum over tasks and documents of :meth:`log_pseudo_likelihood`."""
+        return jnp.sum(self.log_pseudo_likelihood(y, omega))
 
     def probability(self, omega):
         """p(y = 1 | omega) = sigmoid(omega)."""
@@ -408,6 +424,17 @@ class Gaussian(_Regressor):
         (:meth:`noise_variance` of ``y``) unless ``s2`` is given."""
         s2 = self.noise_variance(y) if s2 is None else s2
         return -0.5 * ((y - omega) ** 2 / s2 + jnp.log(2 * jnp.pi * s2))
+
+    def log_target(self, y, omega, augmentation):
+        """sum_td log N(y_td; omega_td, s2_t) at the state's s2 (``augmentation``, s2
+        broadcast over documents: fixed, relative or drawn), plus sum_t log IG(s2_t; a0, b0)
+        when s2 is drawn."""
+        out = jnp.sum(self.log_pseudo_likelihood(y, omega, augmentation))
+        if self.learn_s2:
+            s2 = augmentation[..., 0]
+            out += jnp.sum(self.a0 * math.log(self.b0) - math.lgamma(self.a0)
+                           - (self.a0 + 1.0) * jnp.log(s2) - self.b0 / s2)
+        return out
 
     def declare(self, omega, y):
         """numpyro statements: s2 (when learned) and the Gaussian likelihood of y."""

@@ -34,7 +34,7 @@ from topiczoo.models.responses import (EpsilonInsensitive, Gaussian, Hinge, Logi
                                        response_facts)
 from topiczoo.models.supervised import (augmentation_block, eta_block, gaussian_form,
                                         response_declaration, snapshot_parameters,
-                                        supervised_monitors)
+                                        supervised_log_joint, supervised_monitors)
 from topiczoo.models.tasks import Task
 
 # Dirichlet parameters alpha beta_k are clipped below at this (float32 stick products underflow
@@ -211,9 +211,12 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
     if task is None and response is not None:
         task = Task(model.tasks[0])
 
-    def init(key, data) -> hdp_kernel.SHDPState:
+    def init(key, data, start="dispersed") -> hdp_kernel.SHDPState:
+        """``"dispersed"`` (default): each document's tokens from theta_d ~ Dir(alpha / K)
+        over the K initial topics; ``"uniform"``: every token's topic uniformly among them."""
         return hdp_kernel.init_state(key, data, vocab_size, model.initial_capacity, response,
-                              init_topics=model.num_topics, alpha=model.alpha, gamma=model.gamma)
+                                     init_topics=model.num_topics, alpha=model.alpha,
+                                     gamma=model.gamma, dispersed=start == "dispersed")
 
     def draw_eta(key, state, data, psi, rho):
         """Over the occupied topics only (empty slots 0), so the draw does not depend on the
@@ -238,9 +241,10 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
                                 learn_gamma=model.learn_gamma)
 
     def monitors(state, data) -> dict:
-        """``kernels.hdp_kernel.topic_monitors`` and, supervised, the response's (no eta: the number
-        of slots changes)."""
+        """``kernels.hdp_kernel.topic_monitors``, ``log_joint`` (:func:`log_joint`) and,
+        supervised, the response's (no eta: the number of slots changes)."""
         out = hdp_kernel.topic_monitors(state, model.beta)
+        out["log_joint"] = log_joint(model, state, data, out["log_likelihood"])
         if response is not None:
             out.update(supervised_monitors(response, task, state, data,
                                            hdp_kernel.document_scores(state, data), collect_eta=False))
@@ -263,7 +267,27 @@ def _shdp_sampler(model: SHDPModel, vocab_size: int, task) -> Sampler:
         blocks = (eta_map if model.eta_map else eta_block(response, draw_eta), topics, globals_,
                   augmentation_block(response, hdp_kernel.document_scores))
     return Sampler("exact", init, blocks, monitors, snapshot, SHDP_MONITORS, overflowed, grow,
-                   memory=partial(_memory, model.initial_capacity, response is not None))
+                   memory=partial(_memory, model.initial_capacity, response is not None),
+                   starts=tuple((name, partial(init, start=name))
+                                for name in ("dispersed", "uniform")))
+
+
+def log_joint(model: SHDPModel, state, data, log_likelihood=None):
+    """The log joint density of an sHDP chain's state, float32 [] nats, label-invariant:
+    log p(W | Z) (``log_likelihood`` when already computed) + the Chinese restaurant
+    franchise's terms of z, the stick weights, alpha and gamma (``kernels.hdp.log_prior``,
+    Gamma(1, 1) priors on the concentrations that are drawn) + log p(eta) over the occupied
+    topics + the response's un-augmented log (pseudo-)likelihood (and s2's log prior where
+    drawn; ``models.supervised.supervised_log_joint``)."""
+    if log_likelihood is None:
+        log_likelihood = hdp_kernel.log_likelihood(state, model.beta)
+    out = log_likelihood + hdp_kernel.log_prior(state, data, learn_alpha=model.learn_alpha,
+                                                learn_gamma=model.learn_gamma)
+    if model.response is None:
+        return out
+    return out + supervised_log_joint(model.response, state, data,
+                                      hdp_kernel.document_scores(state, data), model.nu2,
+                                      occupied=state.n_k > 0)
 
 
 def _memory(capacity: int, supervised: bool, sizes: dict) -> dict:

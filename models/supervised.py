@@ -11,8 +11,8 @@ the supervised part of a family is the same:
   (:func:`response_declaration`);
 * the blocks: eta | Z, augmentation (:func:`eta_block`, Gaussian given the form's coefficients
   :func:`gaussian_form`) and the augmentation | Z, eta (:func:`augmentation_block`);
-* the monitors (:func:`supervised_monitors`, label-invariant ones in :data:`SUPERVISED_MONITORS`)
-  and what a snapshot keeps of the response and the held-out scores (:func:`snapshot_parameters`,
+* the monitors (:func:`supervised_monitors`, label-invariant ones in :data:`SUPERVISED_MONITORS`),
+  the supervised terms of the log joint density (:func:`supervised_log_joint`) and what a snapshot keeps of the response and the held-out scores (:func:`snapshot_parameters`,
   :func:`scores`).
 
 A family supplies its topic blocks and two functions of its state: ``scores(state, data)``,
@@ -33,7 +33,7 @@ from topiczoo.models.tasks import Task
 
 __all__ = ["SUPERVISED_MONITORS", "augmentation_block", "corpus_data", "eta_block",
            "gaussian_form", "response_declaration", "scores", "snapshot_parameters",
-           "supervised_monitors", "task_of"]
+           "supervised_log_joint", "supervised_monitors", "task_of"]
 
 
 # ------------------------------------------------------------------------------------- data
@@ -136,6 +136,22 @@ def supervised_monitors(response, task: Task, state, data, omega, *,
         **task.train_monitors(data.y, omega),
     )
     return out
+
+
+def supervised_log_joint(response, state, data, omega, nu2: float, occupied=None):
+    """The supervised terms of the log joint density of a chain's state (the ``log_joint``
+    monitor), float32 [] nats: log p(eta) = sum_tk log N(eta_tk; 0, nu2) over the topics
+    (only the ``occupied`` ones, bool [K], where a family's empty slots are no part of the
+    state), plus the response's ``log_target``: its un-augmented log (pseudo-)likelihood of
+    the labels given omega [T, D] and the log prior of its own drawn parameters (the
+    Gaussian's s2). 0 without a response. The augmentation variables are integrated out:
+    the value is the same whatever their draw."""
+    if response is None:
+        return jnp.zeros((), jnp.float32)
+    log_prior = -0.5 * state.eta**2 / nu2 - 0.5 * jnp.log(2 * jnp.pi * nu2)  # [T, K]
+    if occupied is not None:
+        log_prior = jnp.where(occupied, log_prior, 0.0)
+    return jnp.sum(log_prior) + response.log_target(data.y, omega, state.augmentation)
 
 
 # ------------------------------------------------------------------------------- prediction

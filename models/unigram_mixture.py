@@ -41,6 +41,7 @@ from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.host import seed_from_key
 from topiczoo.models.checks import positive_number, whole_number
 from topiczoo.models.family import Predictor
+from topiczoo.models.monitors import MIXTURE_MONITORS
 
 
 def unigram_mixture_declaration(doc_ids, num_docs: int, num_topics: int, vocab_size: int,
@@ -304,6 +305,15 @@ def mixture_log_likelihood(state: MixtureState, beta: float) -> jax.Array:
     return per_topic.sum() + per_word.sum()
 
 
+def mixture_log_prior(state: MixtureState, alpha: float) -> jax.Array:
+    """log p(z | alpha) with pi ~ Dir(alpha 1_K) integrated out (alpha per topic), in nats:
+    lgamma(K alpha) - lgamma(D + K alpha) + sum_k [lgamma(m_k + alpha) - lgamma(alpha)]."""
+    num_topics = state.m_k.shape[-1]
+    m_k = state.m_k.astype(jnp.float32)
+    return (gammaln(jnp.float32(num_topics * alpha)) - gammaln(m_k.sum() + num_topics * alpha)
+            + jnp.sum(gammaln(m_k + alpha) - gammaln(jnp.float32(alpha))))
+
+
 @lru_cache(maxsize=64)
 def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
     """The collapsed sampler; cached, so equal models share one compiled kernel step."""
@@ -329,8 +339,11 @@ def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
                               model.alpha_per_topic, model.beta)
 
     def monitors(state, data) -> dict:
-        """log_likelihood: log p(W | Z), nats; occupied_topics: topics holding a document."""
-        return {"log_likelihood": mixture_log_likelihood(state, model.beta),
+        """log_likelihood: log p(W | Z), nats; log_joint: log p(W | Z) + log p(z | alpha)
+        (:func:`mixture_log_prior`); occupied_topics: topics holding a document."""
+        log_lik = mixture_log_likelihood(state, model.beta)
+        return {"log_likelihood": log_lik,
+                "log_joint": log_lik + mixture_log_prior(state, model.alpha_per_topic),
                 "occupied_topics": jnp.sum(state.m_k > 0).astype(jnp.int32)}
 
     def snapshot(state) -> dict:
@@ -344,5 +357,6 @@ def _exact_sampler(model: UnigramMixture, vocab_size: int) -> Sampler:
                 "the snapshots (n_wk [V, K] per chain and snapshot)":
                     4 * c * sizes["num_snapshots"] * v * num_topics}
 
-    return Sampler("exact", init, (documents_block,), monitors, snapshot,
-                   ("log_likelihood", "occupied_topics"), memory=memory)
+    # each document's topic at random already starts chains far apart: both names, one start
+    return Sampler("exact", init, (documents_block,), monitors, snapshot, MIXTURE_MONITORS,
+                   memory=memory, starts=(("dispersed", init), ("uniform", init)))

@@ -30,6 +30,11 @@ Each entry names the draws and snapshot arrays it covers (``draw_keys``, ``snaps
 a monitor added later (the sHDP's ``omega_mean_abs``, when the supervised monitors became one
 function for every family) does not change the digest of those that were there, and one that
 disappears fails the comparison.
+
+When the chains' default start became the dispersed one (``fit(init="dispersed")``: Z from
+its prior), the recorded cases kept checking the start they were recorded with: they are run
+with ``init="uniform"`` (the earlier default, still selectable), and ``DISPERSED_CASES`` were
+recorded with the new default.
 """
 
 from __future__ import annotations
@@ -97,6 +102,14 @@ MORE_CASES = {
     "shdp-multitask": ("shdp-multitask", {"ell": 2.0}, CLASSES, "exact"),
     "shdp-map": ("shdp-map", {}, RATINGS, "exact"),
 }
+# cases recorded with the dispersed start, the default since ``fit(init=...)`` existed
+DISPERSED_CASES = {
+    "lda/dispersed": ("lda", {}, None, "exact"),
+    "medlda-multitask/dispersed": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
+                                   "exact"),
+    "gslda/light/dispersed": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light"),
+    "shdp-hinge/dispersed": ("shdp-hinge", {"ell": 2.0}, BINARY, "exact"),
+}
 NUM_TOPICS = 3
 
 
@@ -123,11 +136,15 @@ def _build(name, options, labels):
     return factory(NUM_TOPICS, **options), corpus
 
 
-def _fit_case(name, options, labels, sampler, variant_kw):
+def _fit_case(name, options, labels, sampler, variant_kw, init="uniform"):
+    import inspect
+
     from topiczoo.fit import fit
 
     model, corpus = _build(name, options, labels)
     kw = {} if sampler is None else {"sampler": sampler}
+    if "init" in inspect.signature(fit).parameters:  # the start the digests were recorded with
+        kw["init"] = init
     return fit(model, corpus, num_chains=2, num_iterations=8, num_burnin=4, num_snapshots=2,
                chunk=4, seed=3, progress=False, **kw, **variant_kw), corpus
 
@@ -163,13 +180,15 @@ def compute(only=None, recorded=None) -> dict:
     recorded = recorded or {}
     cases = {case: (*spec, None) for case, spec in CASES.items()}
     cases.update(MORE_CASES)
+    cases.update(DISPERSED_CASES)
     out = {}
     for case, (name, options, labels, sampler) in cases.items():
+        init = "dispersed" if case in DISPERSED_CASES else "uniform"
         for variant, kw in VARIANTS.items():
             key = f"{case}/{variant}"
             if only is not None and not any(part in key for part in only):
                 continue
-            result, corpus = _fit_case(name, options, labels, sampler, kw)
+            result, corpus = _fit_case(name, options, labels, sampler, kw, init)
             old = recorded.get(key, {})
             snapshot_keys = old.get("snapshot_keys", ["eta", "n_k", "n_wk"] if case in CASES
                                     else None)

@@ -115,6 +115,9 @@ class Problem:
     # involve the augmentation, e.g. the logistic kappa or the hinge's c y written without c
     tilt: float = 0.0
     num_topics: int = 2
+    # the power of the word likelihood p(W | Z) (1: the posterior; below 1: the target of a
+    # hot replica of replica exchange, ``topiczoo.kernels.tempering``)
+    word_power: float = 1.0
     grid_points: int = 301  # per dimension of each eta_t
     grid_half_width: float = 6.0  # in prior standard deviations
 
@@ -163,7 +166,8 @@ def log_collapsed_lda(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """log p(W, Z) for every Z (theta and Phi integrated out), and n_dk [K^N, D, K].
 
     p(W, Z) = prod_d B(n_d + a) / B(a) prod_k B(n_k + b) / B(b) with a = alpha/K per topic,
-    b = beta per word, B the multivariate beta function.
+    b = beta per word, B the multivariate beta function; the second product, p(W | Z), raised
+    to ``problem.word_power``.
     """
     docs = [list(d) for d in problem.docs]
     k, v = problem.num_topics, problem.vocab_size
@@ -179,7 +183,7 @@ def log_collapsed_lda(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
                 + (gammaln(n_dk + a) - gammaln(a)).sum(2)).sum(1)
     topic_part = (gammaln(v * b) - gammaln(n_kw.sum(2) + v * b)
                   + (gammaln(n_kw + b) - gammaln(b)).sum(2)).sum(1)
-    return doc_part + topic_part, n_dk
+    return doc_part + problem.word_power * topic_part, n_dk
 
 
 def _eta_grid(problem: Problem):

@@ -1,7 +1,7 @@
 """The package's layers, read from the source files: the arrows between them point one way.
 
 * bottom: ``topiczoo.errors``, ``topiczoo.memory``, ``topiczoo.metrics`` (and
-  ``topiczoo.defaults``), which import nothing of the package above them;
+  ``topiczoo.defaults``, ``topiczoo.modes``), which import nothing of the package above them;
 * ``kernels/``: the exact conditional updates, on the bottom layer only;
 * ``models/``: the families, on kernels/ and the bottom layer;
 * ``diagnostics/``: on models/, kernels/ and the bottom layer;
@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BOTTOM = ("topiczoo.errors", "topiczoo.memory", "topiczoo.metrics", "topiczoo.defaults")
+BOTTOM = ("topiczoo.errors", "topiczoo.memory", "topiczoo.metrics", "topiczoo.defaults",
+          "topiczoo.modes")
 #: What each lower layer may import of the package (itself included).
 ALLOWED = {
     "kernels": ("topiczoo.kernels",) + BOTTOM,

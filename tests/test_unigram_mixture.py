@@ -191,7 +191,7 @@ def test_interrupted_fit_resumes_without_losing_draws(tmp_path):
     corpus = small_corpus()  # labels are ignored: the model is unsupervised
     straight = fit(unigram_mixture(3), corpus, **FIT)
     assert straight.task is None
-    assert set(straight.draws) == {"log_likelihood", "occupied_topics"}
+    assert set(straight.draws) == {"log_joint", "log_likelihood", "occupied_topics"}
     path = tmp_path / "ckpt.npz"
     with pytest.raises(KeyboardInterrupt):  # interrupted after 9 iterations, one snapshot taken
         fit(unigram_mixture(3), corpus, checkpoint=path, callback=interrupt_at(9), **FIT)

@@ -106,6 +106,8 @@ def start_state(start, fresh: FitResult, kernel: GibbsKernel, data) -> ChainStat
     template = kernel.state_shapes(data, fresh.num_chains)
     named = {jax.tree_util.keystr(p): np.asarray(a)
              for p, a in jax.tree_util.tree_flatten_with_path(start.state)[0]}
+    if kernel.sampler.upgrade is not None:  # e.g. one chain's state into replica exchange's
+        named = kernel.sampler.upgrade(named, data)
     leaves = _state_leaves(template, named, kernel, f"start's state ({start.sampler})")
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
 

@@ -226,6 +226,11 @@ def _add_schedule(f) -> None:
                         "train/test split too")
     f.add_argument("--chain-method", choices=("vectorized", "sequential"), default="vectorized",
                    help="how numpyro runs the chains (default vectorized)")
+    f.add_argument("--init", choices=("dispersed", "uniform"), default="dispersed",
+                   help="how the chains start (default dispersed: topics drawn from their "
+                        "prior, each document on one or a few topics chosen at random in each "
+                        "chain, so that R-hat can see chains that settle in different modes; "
+                        "uniform: every token's topic uniformly at random, the papers' start)")
 
 
 def _add_model_options(f, table: dict) -> None:
@@ -704,7 +709,7 @@ def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, out: Path):
                         num_burnin=args.burnin, num_snapshots=args.snapshots, seed=args.seed,
                         chain_method=args.chain_method, sampler=args.sampler,
                         until_rhat=args.until_rhat, max_iterations=args.max_iterations,
-                        num_threads=args.threads),
+                        num_threads=args.threads, init=args.init),
         predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
                             seed=args.seed),
         progress=not args.quiet,
@@ -750,6 +755,7 @@ def _summary(args, plan: _FitPlan, entry, data: _Data, run, metrics: dict, tunin
         "sampler": result.sampler if result else args.sampler, "chains": args.chains,
         "iterations": result.iterations_done if result else args.iterations,
         "burnin": result.num_burnin if result else args.burnin, "seed": args.seed,
+        "init": args.init,
         "snapshots": len(result.snapshots) if result else args.snapshots,
         "hyperparameters": entry.hyperparameters(args.topics, data.train, **plan.options),
         **{("test_" + k if k == "accuracy" else k): v

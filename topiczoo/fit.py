@@ -78,7 +78,8 @@ _MCMC_CACHE: OrderedDict = OrderedDict()
 
 
 def _mcmc(kernel, length, num_chains, thinning, chain_method) -> MCMC:
-    key = (kernel.sampler, kernel.vocab_size, length, num_chains, thinning, chain_method)
+    key = (kernel.sampler, kernel.start, kernel.vocab_size, length, num_chains, thinning,
+           chain_method)
     mcmc = _MCMC_CACHE.pop(key, None)
     if mcmc is None:
         mcmc = MCMC(kernel, num_warmup=0, num_samples=length, num_chains=num_chains,
@@ -107,7 +108,7 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
         checkpoint: str | os.PathLike | None = None, callback=None,
         compilation_cache: bool = True, until_rhat: float | None = None,
         max_iterations: int | None = None, start: FitResult | None = None,
-        num_threads: int | None = None) -> FitResult:
+        num_threads: int | None = None, init: str = "dispersed") -> FitResult:
     """Run ``num_chains`` chains of ``model``'s sampler on ``corpus``.
 
     Args:
@@ -160,7 +161,9 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
       start: a :class:`FitResult` of the same model, corpus and number of chains whose last
         states the chains continue from, with this call's ``sampler``: any sampler of the
         family whose state has the same parts (every sampler of the parametric family: a run
-        of ``"exact"`` can go on with ``"light"``, say). Iterations are counted on from
+        of ``"exact"`` can go on with ``"light"``, say, or with replica exchange,
+        ``"exact:replicas=4"``, every replica starting from the chain's state). Iterations
+        are counted on from
         ``start``'s, so ``num_iterations`` (the total) must exceed them; the chains' random
         keys come from ``start``'s states (``seed`` is only recorded); the result holds the
         draws and snapshots of this call's iterations only. A ``checkpoint`` that exists
@@ -169,6 +172,16 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
         use, its CPU affinity and cgroup quota): the parallel sampler sweeps its documents on
         them, the others their chains. The draws do not depend on it, so it is not part of the
         run's description (a checkpoint resumes with any number).
+      init: how the chains start (each from its own key, so a run is reproducible by its
+        seed): ``"dispersed"`` (default), far apart: for the parametric family Z drawn from
+        its prior p(Z | alpha) (each document's tokens on one or a few topics chosen at
+        random in each chain) and eta from its prior; for the sHDP each document's tokens
+        from theta_d ~ Dir(alpha / K 1_K) over the K initial topics; for the mixture of
+        unigrams each document's topic at random (its only start). ``"uniform"``: every
+        token's topic uniformly at random (the papers' start: every chain begins with each
+        document spread evenly over the topics, which single-token moves of long documents
+        leave slowly, so chains that start alike can agree on the same wrong mode). Ignored
+        when the run continues a checkpoint or ``start``.
     Returns a :class:`FitResult`.
     """
     schedule = _validate(corpus, num_chains=num_chains, num_iterations=num_iterations,
@@ -177,7 +190,8 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
                          until_rhat=until_rhat, max_iterations=max_iterations,
                          chain_method=chain_method, checkpoint=checkpoint)
     plan = _plan(model, corpus, schedule, sampler=sampler, num_chains=int(num_chains),
-                 seed=int(seed), checkpoint=checkpoint, start=start, num_threads=num_threads)
+                 seed=int(seed), checkpoint=checkpoint, start=start, num_threads=num_threads,
+                 init=init)
     if compilation_cache:
         enable_compilation_cache()
     return _execute(plan, chain_method=chain_method, callback=callback, progress=progress)
@@ -219,19 +233,23 @@ class _Plan:
 
 
 def _plan(model, corpus, schedule: Schedule, *, sampler, num_chains, seed, checkpoint, start,
-          num_threads) -> _Plan:
+          num_threads, init="dispersed") -> _Plan:
     """The labels' task, the sampler, the memory the run will take (refused before anything
     large is allocated when the machine has not got it), the data, and the result the run
     fills: a fresh one, a checkpoint's (resumed) or ``start``'s last states (continued)."""
     task = task_of(model, corpus)
+    if not isinstance(init, str):
+        raise ValueError(f"init must be the name of a start ('dispersed', 'uniform'), got "
+                         f"{init!r}")
     kernel = GibbsKernel(model, corpus.vocab_size, sampler=sampler, task=task,
-                         num_threads=num_threads)
+                         num_threads=num_threads, start=init)
     _check_memory(kernel, corpus, _num_tasks(task), num_chains, schedule)
     data = kernel.prepare(corpus_data(model, corpus, task))
     fresh = FitResult(model, tuple(corpus.vocabulary), num_chains, schedule.num_burnin,
                       schedule.thinning, seed, kernel.sampler.name, task, schedule.record(),
                       label_invariant=tuple(kernel.sampler.label_invariant),
-                      num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data))
+                      num_tokens=corpus.num_tokens, fingerprint=corpus_fingerprint(data),
+                      init=init)
     result, origin = fresh, None
     if checkpoint is not None and os.path.exists(checkpoint):
         result = load_checkpoint(checkpoint, kernel, data, expected=fresh)

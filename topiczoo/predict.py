@@ -31,13 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topiczoo.errors import (DataLossWarning, InputError, InputTypeError,
+from topiczoo.errors import (ConvergenceWarning, DataLossWarning, InputError, InputTypeError,
                              interrupts_as_keyboard_interrupt)
 from topiczoo.labels import class_values
 from topiczoo.metrics import accuracy
 from topiczoo.models.checks import whole_number
 from topiczoo.models.responses import log_sigmoid
 from topiczoo.models.supervised import scores as score_documents
+from topiczoo.modes import modes_words, separated_modes
 
 STRATEGIES = ("sf", "sa", "mf", "ma")
 
@@ -209,9 +210,47 @@ def warn_empty_test_documents(corpus, stacklevel: int = 2) -> None:
                       DataLossWarning, stacklevel=stacklevel + 1)
 
 
-def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
-    """zbar draws [J, D, K_ci] of ``corpus``'s documents for every chain c and snapshot i, in
-    the order (c, i); each from a test chain with that snapshot's topics fixed."""
+def chosen_chains(result, chains=None, *, stacklevel: int = 2) -> list:
+    """The training chains a prediction averages over: ``chains`` None (default) all of them,
+    with a :class:`~topiczoo.errors.ConvergenceWarning` when their ``log_joint`` draws after
+    burn-in sit in separated modes (``topiczoo.modes``: naming the best chain and
+    its group); ``"best"`` the chains of the best mode (those whose log joint is not separated
+    from the highest one's); or a list of chain indices (in the order given, no repeats).
+    ``ValueError`` for an index out of range or a repeat; ``"best"`` needs the ``log_joint``
+    monitor and at least 2 draws after burn-in."""
+    everything = list(range(result.num_chains))
+    log_joint = result.posterior_draws().get("log_joint")
+    can_tell = log_joint is not None and log_joint.shape[1] >= 2 and np.isfinite(log_joint).all()
+    if isinstance(chains, str):
+        if chains != "best":
+            raise ValueError(f"chains must be None, 'best' or a list of chain indices, got "
+                             f"{chains!r}")  # a string is no list of indices
+        if not can_tell:
+            raise ValueError("chains='best' needs the log_joint monitor with at least 2 draws "
+                             "after burn-in")
+        return sorted(separated_modes(log_joint).groups[0])
+    if chains is None:
+        if result.num_chains > 1 and can_tell:
+            modes = separated_modes(log_joint)
+            if modes.separated:
+                warnings.warn(f"{modes_words(modes)} (or chains='best')", ConvergenceWarning,
+                              stacklevel=stacklevel + 1)
+        return everything
+    message = (f"chains must be None, 'best' or distinct indices of the fit's "
+               f"{result.num_chains} chains (0..{result.num_chains - 1}), got {chains!r}")
+    try:
+        chosen = [whole_number("chain", c, 0) for c in np.ravel(np.asarray(chains, dtype=object))]
+    except ValueError:
+        raise ValueError(message) from None
+    if not chosen or len(set(chosen)) != len(chosen) or max(chosen) >= result.num_chains:
+        raise ValueError(message)
+    return chosen
+
+
+def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed, chains=None):
+    """zbar draws [J, D, K_ci] of ``corpus``'s documents for every chain c (of ``chains``,
+    default all) and snapshot i, in the order (c, i); each from a test chain with that
+    snapshot's topics fixed."""
     if tuple(corpus.vocabulary) != tuple(result.vocabulary):
         raise ValueError("the test corpus must be encoded in the training vocabulary; use "
                          "corpus.restrict_vocabulary(train.vocabulary)")
@@ -220,7 +259,7 @@ def _test_chains(result, corpus, *, num_burnin, num_draws, lag, seed):
     num_draws, lag = whole_number("num_draws", num_draws, 1), whole_number("lag", lag, 1)
     num_burnin, seed = whole_number("num_burnin", num_burnin, 0), whole_number("seed", seed, 0)
     warn_empty_test_documents(corpus, stacklevel=3)  # this generator, predict, its caller
-    for c in range(result.num_chains):
+    for c in (range(result.num_chains) if chains is None else chains):
         for i, snap in enumerate(result.snapshots):
             host_seed = int(np.random.SeedSequence([seed, result.seed, c, i]).generate_state(1)[0])
             with interrupts_as_keyboard_interrupt():
@@ -256,7 +295,7 @@ def _stack_proportions(zbar: list, num_chains: int, num_snapshots: int) -> np.nd
 
 
 def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: int = 1,
-            seed: int = 0, keep_zbar: bool = False) -> Prediction:
+            seed: int = 0, keep_zbar: bool = False, chains=None) -> Prediction:
     """Scores for the documents of ``corpus`` from a supervised fit (see module docstring).
 
     Args:
@@ -265,6 +304,12 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
       num_burnin, num_draws, lag: test chains' burn-in, kept draws and spacing.
       seed: seeds the test chains (with the fit's seed, chain and snapshot index).
       keep_zbar: keep the test topic proportions in the prediction ([C, I, J, D, K]).
+      chains: the training chains to average over (:func:`chosen_chains`): None (default)
+        all, with a ``ConvergenceWarning`` when their log joint densities sit in separated
+        modes; ``"best"`` the chains of the best mode; or a list of chain indices. The
+        prediction's chain axis holds the chosen chains in that order (its "chain 0", which
+        ``sf`` and ``sa`` read, is the first of them). Each chain's test chains are seeded as
+        in a prediction from all chains, so a chain's scores do not depend on the others.
     Returns a :class:`Prediction`; ``prediction.metrics(test.labels)`` scores it. Its
     ``label_names`` (what :meth:`Prediction.labels` gives back for named classes) are the
     fit's (a ``label_names`` attribute of ``result``) or else the test corpus's when they fit
@@ -272,13 +317,15 @@ def predict(result, corpus, *, num_burnin: int = 20, num_draws: int = 10, lag: i
     """
     if result.task is None:
         raise TypeError("an unsupervised model has no scores; use held_out_proportions")
+    chains = chosen_chains(result, chains)
     scores, kept = [], []
     for _, _, snapshot, zbar in _test_chains(result, corpus, num_burnin=num_burnin,
-                                             num_draws=num_draws, lag=lag, seed=seed):
+                                             num_draws=num_draws, lag=lag, seed=seed,
+                                             chains=chains):
         scores.append(score_documents(snapshot, zbar))
         if keep_zbar:
             kept.append(zbar)
-    shape = (result.num_chains, len(result.snapshots))
+    shape = (len(chains), len(result.snapshots))
     scores = np.asarray(scores, np.float32).reshape(shape + scores[0].shape)
     zbar = _stack_proportions(kept, *shape) if keep_zbar else None
     return Prediction(scores, result.task, result.model.response, zbar,

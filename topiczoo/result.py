@@ -53,6 +53,7 @@ class FitResult:
       constant and equal in all chains, inf for chains stuck at different constant values,
       NaN if undefined), ``worst`` (the name of the largest, NaN first), ``converged``,
       ``iteration`` and ``until_rhat``; empty otherwise.
+    init: how the chains started (``fit(init=...)``: ``"dispersed"`` or ``"uniform"``).
     """
 
     model: object
@@ -74,6 +75,7 @@ class FitResult:
     sample_stats: dict = field(default_factory=dict)
     fingerprint: str = ""
     convergence: dict = field(default_factory=dict)
+    init: str = "dispersed"
 
     @property
     def iterations_done(self) -> int:

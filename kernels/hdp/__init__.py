@@ -43,9 +43,9 @@ from topiczoo.kernels.hdp.globals import global_block
 from topiczoo.kernels.hdp.held_out import sample_test_topics
 from topiczoo.kernels.hdp.map import eta_map_block, map_steps
 from topiczoo.kernels.hdp.state import (SHDPState, document_scores, grow, init_state,
-                                        log_likelihood, snapshot, topic_monitors)
+                                        log_likelihood, log_prior, snapshot, topic_monitors)
 from topiczoo.kernels.hdp.sweep import topics_block
 
 __all__ = ["SHDPState", "document_scores", "eta_map_block", "global_block", "grow",
-           "init_state", "log_likelihood", "map_steps", "sample_test_topics", "snapshot",
-           "topic_monitors", "topics_block"]
+           "init_state", "log_likelihood", "log_prior", "map_steps", "sample_test_topics",
+           "snapshot", "topic_monitors", "topics_block"]

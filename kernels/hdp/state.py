@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln
 
+from topiczoo.kernels.topics import prior_assignments
+
 
 class SHDPState(NamedTuple):
     """State of one sHDP chain with ``Kcap`` topic slots (occupied: n_k > 0).
@@ -53,9 +55,12 @@ class SHDPState(NamedTuple):
 
 
 def init_state(key, data, vocab_size: int, capacity: int, response=None, *,
-               init_topics: int = 1, alpha: float = 1.0, gamma: float = 1.0) -> SHDPState:
-    """A start: tokens uniformly among ``init_topics`` topics (slots 0..init_topics-1),
-    equal stick weights 1 / (K + 1) for the occupied ones and the rest to beta_new, eta = 0
+               init_topics: int = 1, alpha: float = 1.0, gamma: float = 1.0,
+               dispersed: bool = False) -> SHDPState:
+    """A start: tokens uniformly among ``init_topics`` topics (slots 0..init_topics-1), or,
+    ``dispersed``, each document's tokens from theta_d ~ Dir(alpha / init_topics) over them
+    (``kernels.topics.prior_assignments``: on one or a few of them, at random), the
+    occupied ones with equal stick weights 1 / (K + 1) for the occupied ones and the rest to beta_new, eta = 0
     (the cycle should draw eta, or run ``global_block``, first), alpha and gamma at the given
     values, the response's initial augmentation. Jittable; ``capacity`` and ``init_topics``
     static."""
@@ -64,7 +69,11 @@ def init_state(key, data, vocab_size: int, capacity: int, response=None, *,
         raise ValueError(f"need 1 <= init_topics <= capacity, got {init_topics}, {capacity}")
     num_docs = data.doc_offsets.shape[0] - 1
     num_tasks = data.y.shape[0]
-    z = jax.random.randint(key, data.words.shape, 0, init_topics, jnp.int32)
+    if dispersed:
+        z = prior_assignments(key, data.doc_offsets, data.words.shape[0], init_topics,
+                              alpha / init_topics)
+    else:
+        z = jax.random.randint(key, data.words.shape, 0, init_topics, jnp.int32)
     n_dk = jnp.zeros((num_docs, capacity), jnp.int32).at[data.doc_ids, z].add(1)
     n_wk = jnp.zeros((vocab_size, capacity), jnp.int32).at[data.words, z].add(1)
     n_k = jnp.zeros((capacity,), jnp.int32).at[z].add(1)
@@ -102,6 +111,44 @@ def log_likelihood(state: SHDPState, beta: float) -> jax.Array:
                           - gammaln(state.n_k.astype(jnp.float32) + vocab_size * beta), 0.0)
     per_word = gammaln(state.n_wk.astype(jnp.float32) + beta) - gammaln(beta)
     return per_topic.sum() + per_word.sum()
+
+
+def _log_gamma_density(x, shape: float, rate: float):
+    """log Gamma(x; shape, rate)."""
+    return (shape * jnp.log(rate) - gammaln(jnp.float32(shape)) + (shape - 1.0) * jnp.log(x)
+            - rate * x)
+
+
+def log_prior(state: SHDPState, data, *, learn_alpha: bool = True, learn_gamma: bool = True,
+              alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0)) -> jax.Array:
+    """The log density of the partition z, the stick weights beta and the concentrations
+    under the direct-assignment target (``kernels.hdp``'s docstring), float32 [] nats,
+    label-invariant:
+
+        log p(alpha) + log p(gamma) (Gamma(shape, rate) priors, when drawn)
+        + K log gamma + (gamma - 1) log beta_new - sum_k log beta_k        (G0's sticks)
+        + sum_d [lgamma(alpha) - lgamma(alpha + N_d)
+                 + sum_k (lgamma(alpha beta_k + n_dk) - lgamma(alpha beta_k))]   (the G_d)
+
+    over the K occupied topics (empty slots add 0); with log p(W | Z) (:func:`log_likelihood`)
+    and the supervised terms it is the log joint the sampler targets (up to a constant)."""
+    occupied = state.n_k > 0
+    num_topics = jnp.sum(occupied)
+    alpha, gamma = state.alpha, state.gamma
+    safe_beta = jnp.where(occupied, state.beta_weights, 1.0)
+    sticks = (num_topics * jnp.log(gamma) + (gamma - 1.0) * jnp.log(state.beta_new)
+              - jnp.sum(jnp.where(occupied, jnp.log(safe_beta), 0.0)))
+    ab = jnp.maximum(alpha * safe_beta, 1e-30)
+    counts = state.n_dk.astype(jnp.float32)
+    lengths = jnp.diff(data.doc_offsets).astype(jnp.float32)
+    per_topic = jnp.where(occupied, gammaln(counts + ab) - gammaln(ab), 0.0)  # [D, Kcap]
+    documents = jnp.sum(gammaln(alpha) - gammaln(alpha + lengths)) + jnp.sum(per_topic)
+    out = sticks + documents
+    if learn_alpha:
+        out += _log_gamma_density(alpha, *alpha_prior)
+    if learn_gamma:
+        out += _log_gamma_density(gamma, *gamma_prior)
+    return out
 
 
 def document_scores(state: SHDPState, data) -> jax.Array:

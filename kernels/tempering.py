@@ -1,0 +1,340 @@
+"""Replica exchange (parallel tempering) of a topic model's chain: hot replicas, exact swaps.
+
+Single-token moves do not cross between the modes of a topic model's posterior on long
+documents. Replica exchange runs R copies ("replicas") of one chain side by side, replica r at
+the tempered target
+
+    pi_r(Z, eta, augmentation)  propto  p(W | Z)^tau_r  p(Z | alpha) p(eta) g(y, augmentation | Z, eta)
+
+(tau_0 = 1 > tau_1 > ... > tau_{R-1} > 0: only the word likelihood p(W | Z), topics integrated
+out, is raised to a power; g is the response's augmented factor, untempered), and after every
+cycle proposes to exchange the states of neighbouring replicas. The cold replica (r = 0)
+targets the posterior; its draws are the chain's draws.
+
+Why it is exact
+---------------
+* Every block of a hot replica draws from its conditional under pi_r. eta | rest and the
+  augmentation | rest do not involve p(W | Z), so they are the untempered blocks. Each token's
+  topic under pi_r is the collapsed conditional with its word factor raised to tau_r,
+
+      p_r(z_dn = k | rest)  propto  (n_dk + alpha) [(n_wk + beta) / (n_k + V beta)]^tau_r
+                                    * prod_t exp(psi_td omega_td(k) - rho_td omega_td(k)^2 / 2)
+
+  (counts without the token): the ratio of pi_r at two values of one token's topic is the
+  ratio of p(W | Z) to the power tau_r times the untempered ratios of the rest.
+  :func:`tempered_assignments_step` sweeps every token so, in log space.
+* A swap of replicas i and i + 1 is a Metropolis-Hastings move on the product target
+  prod_r pi_r with a symmetric proposal; its ratio is
+  pi_i(x_{i+1}) pi_{i+1}(x_i) / (pi_i(x_i) pi_{i+1}(x_{i+1}))
+  = exp((tau_i - tau_{i+1}) (l_{i+1} - l_i)), l = log p(W | Z) of each state: every untempered
+  factor appears once in the numerator and once in the denominator.
+  Each swap move picks at random (probability 1/2 each) the pairs (0, 1), (2, 3), ... or
+  (1, 2), (3, 4), ..., which do not overlap, and decides each pair on its own uniform: a
+  random mixture of two exact kernels.
+
+The product target's first marginal is the posterior, so the cold replica's states, taken
+after each cycle and swap, are draws of the posterior (``tests/test_tempering.py``: its Z
+frequencies against enumeration, and a hot replica's against the tempered target's).
+
+:func:`replica_exchange` wraps any family's :class:`~topiczoo.kernels.gibbs.Sampler` given
+its tempered cycle: a :class:`Tempering` of ``cycle(key, state, data, power)`` and the
+tempered log density ``log_density(state, data)`` (here log p(W | Z)). The replicas live in one
+state with a leading replica axis, run by ``lax.map``, so the host callbacks see the chain axis
+alone.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+
+from topiczoo.kernels.assignments import _consume_log_likelihood, _fill_counts, word_token_index
+from topiczoo.kernels.categorical import draw, num_blocks
+from topiczoo.kernels.gibbs import Sampler, start_function
+from topiczoo.kernels.host import seed_from_key, trim_after
+
+_LOG_TABLE = 1024  # counts below this get log(count + alpha or beta) from a table
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_count(count, table, offset):
+    """log(count + offset), from the table for small counts."""
+    return table[count] if count < table.shape[0] else math.log(count + offset)
+
+
+@numba.njit(cache=True, nogil=True)
+def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, power,
+                    seed):
+    """One in-place sweep of every token from its tempered conditional (module docstring), in
+    log space: log weight_k = log(n_dk + alpha) + power (log(n_wk + beta) - log(n_k + V beta))
+    + x_k, with the response's exponent x_k = base_k + sum_t g_t eta_tk, base_k = sum_t eta_tk
+    (psi_td / N_d - rho_td eta_tk / (2 N_d^2)) once per document and g_t = -rho_td S_t / N_d^2
+    per token (S_t the document's score without the token). eta float64 [T, K]; psi, rho
+    float64 [T, D]; seed: numba's generator (one uniform per token)."""
+    np.random.seed(seed)
+    num_topics = n_k.shape[0]
+    num_tasks = eta.shape[0]
+    v_beta = n_wk.shape[0] * beta
+    log_alpha = np.empty(_LOG_TABLE)
+    log_beta = np.empty(_LOG_TABLE)
+    for count in range(_LOG_TABLE):
+        log_alpha[count] = math.log(count + alpha)
+        log_beta[count] = math.log(count + beta)
+    log_nk = np.empty(num_topics)
+    for k in range(num_topics):
+        log_nk[k] = math.log(n_k[k] + v_beta)
+    eta_kt = np.ascontiguousarray(eta.T)
+    base = np.zeros(num_topics)
+    score = np.zeros(num_tasks)
+    g = np.zeros(num_tasks)
+    weights = np.empty(num_topics)
+    blocks = np.empty(num_blocks(num_topics))
+    for d in range(doc_offsets.shape[0] - 1):
+        start, end = doc_offsets[d], doc_offsets[d + 1]
+        if end == start:
+            continue
+        inv_n = 1.0 / (end - start)
+        for t in range(num_tasks):
+            score[t] = 0.0
+        for i in range(start, end):
+            for t in range(num_tasks):
+                score[t] += eta_kt[z[i], t]
+        for k in range(num_topics):
+            base[k] = 0.0
+            for t in range(num_tasks):
+                e = eta_kt[k, t]
+                base[k] += e * (psi[t, d] * inv_n - 0.5 * rho[t, d] * inv_n * inv_n * e)
+        for i in range(start, end):
+            w, k_old = words[i], z[i]
+            n_dk[d, k_old] -= 1
+            n_wk[w, k_old] -= 1
+            n_k[k_old] -= 1
+            log_nk[k_old] = math.log(n_k[k_old] + v_beta)
+            for t in range(num_tasks):
+                score[t] -= eta_kt[k_old, t]
+                g[t] = -rho[t, d] * inv_n * inv_n * score[t]
+            top = -np.inf
+            for k in range(num_topics):
+                x = base[k]
+                for t in range(num_tasks):
+                    x += g[t] * eta_kt[k, t]
+                lw = (_log_count(n_dk[d, k], log_alpha, alpha) + x
+                      + power * (_log_count(n_wk[w, k], log_beta, beta) - log_nk[k]))
+                weights[k] = lw
+                top = max(top, lw)
+            for k in range(num_topics):
+                weights[k] = math.exp(weights[k] - top)
+            k_new = draw(weights, num_topics, blocks, np.random.random())
+            z[i] = k_new
+            n_dk[d, k_new] += 1
+            n_wk[w, k_new] += 1
+            n_k[k_new] += 1
+            log_nk[k_new] = math.log(n_k[k_new] + v_beta)
+            for t in range(num_tasks):
+                score[t] += eta_kt[k_new, t]
+
+
+def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,
+                              beta: float, power, *, num_topics: int, vocab_size: int,
+                              word_offsets=None, word_tokens=None):
+    """One sweep of every token from its conditional under the target with p(W | Z) raised to
+    ``power`` (module docstring), for a chain whose state holds the assignments alone (the
+    counts rebuilt on the host from z, as ``kernels.assignments``).
+
+    Args as ``kernels.assignments.collapsed_assignments_step``, with ``power`` in (0, 1]
+    (float32 [], may be traced). Returns (z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 [] of the new z,
+    untempered). Works under jit and vmap (chains) and lax loops."""
+    alpha, beta = float(alpha), float(beta)
+    num_topics, vocab_size = int(num_topics), int(vocab_size)
+
+    def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, power, seed):
+        if w_off.shape[0] == 0:
+            w_off, w_tok = word_token_index(words, vocab_size)
+        n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
+        n_wk = np.zeros((vocab_size, num_topics), np.int32)
+        n_k = np.zeros(num_topics, np.int32)
+        _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
+        _tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta,
+                        float(power), int(seed))
+        return z, n_dk, np.float32(_consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta))
+
+    def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, power, seed):
+        arrays = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
+        arrays += [np.asarray(a, np.float64) for a in (eta, psi, rho, power)]
+        arrays.append(np.asarray(seed))
+        z = np.asarray(z)
+        if z.ndim == 1:
+            out = one_chain(np.array(z, np.int32), *arrays)
+        else:  # a chain axis first (vmap_method="expand_dims": size 1 where not batched)
+            num = max(a.shape[0] for a in (z, *arrays))
+            z = np.array(np.broadcast_to(z, (num, z.shape[1])), np.int32)
+            chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
+                      for c in range(num)]
+            out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))
+        trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
+        return out
+
+    if word_offsets is None:
+        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
+    num_docs = doc_offsets.shape[-1] - 1
+    out_shape = (jax.ShapeDtypeStruct(z.shape, jnp.int32),
+                 jax.ShapeDtypeStruct((num_docs, num_topics), jnp.int32),
+                 jax.ShapeDtypeStruct((), jnp.float32))
+    return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
+                             eta, psi, rho, jnp.asarray(power, jnp.float32), seed_from_key(key),
+                             vmap_method="expand_dims")
+
+
+# ---------------------------------------------------------------------------------------------
+# Replica exchange around a family's sampler
+
+
+class Tempering(NamedTuple):
+    """What a family gives :func:`replica_exchange`: ``cycle(key, state, data, power)``, one
+    Gibbs cycle of its blocks targeting its posterior with the tempered part raised to
+    ``power`` (float32 [], traced; 1: the posterior), and ``log_density(state, data)``,
+    the log of the tempered part at a state (float32 [])."""
+
+    cycle: Callable
+    log_density: Callable
+
+
+class TemperedState(NamedTuple):
+    """The state of one chain of replica exchange.
+
+    replicas: the family's state with a leading replica axis [R, ...], replica 0 cold;
+    attempted, accepted: int32 [R - 1], swaps of replicas (r, r + 1) proposed and accepted
+    since the start.
+    """
+
+    replicas: object
+    attempted: jax.Array
+    accepted: jax.Array
+
+
+def ladder(num_replicas: int, hottest: float) -> tuple:
+    """The powers tau_r = hottest^(r / (R - 1)), r = 0..R-1: geometric from 1 (cold) to
+    ``hottest``."""
+    if num_replicas < 2 or not 0.0 < hottest < 1.0:
+        raise ValueError(f"need at least 2 replicas and a hottest power in (0, 1), got "
+                         f"{num_replicas} and {hottest}")
+    return tuple(float(hottest ** (r / (num_replicas - 1))) for r in range(num_replicas))
+
+
+def replica(state: TemperedState, r: int = 0):
+    """Replica ``r``'s state (the cold one by default) of a :class:`TemperedState`."""
+    return jax.tree.map(lambda a: a[r], state.replicas)
+
+
+def swap_replicas(key, replicas, log_densities, powers, parity):
+    """One swap move (module docstring): the pairs (r, r + 1) with r = parity, parity + 2, ...
+    each exchanged with probability min(1, exp((tau_r - tau_{r+1}) (l_{r+1} - l_r))).
+    Returns (replicas, attempted int32 [R - 1], accepted int32 [R - 1]) of this move."""
+    powers = jnp.asarray(powers, jnp.float32)
+    num = powers.shape[0]
+    pairs = jnp.arange(num - 1)
+    attempted = (pairs % 2) == parity
+    log_ratio = (powers[:-1] - powers[1:]) * (log_densities[1:] - log_densities[:-1])
+    u = jax.random.uniform(key, (num - 1,))
+    accepted = attempted & (jnp.log(u) < log_ratio)
+    # the non-overlapping pairs as a permutation of the replicas
+    up = jnp.concatenate([accepted, jnp.zeros(1, bool)])      # r swaps with r + 1
+    down = jnp.concatenate([jnp.zeros(1, bool), accepted])    # r swaps with r - 1
+    index = jnp.arange(num) + up.astype(jnp.int32) - down.astype(jnp.int32)
+    swapped = jax.tree.map(lambda a: a[index], replicas)
+    return swapped, attempted.astype(jnp.int32), accepted.astype(jnp.int32)
+
+
+def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) -> Sampler:
+    """``sampler``'s chain as replica exchange over the powers ``powers`` (1 first, then
+    decreasing; :func:`ladder`), named ``name``: each replica runs ``tempering.cycle`` at its
+    power, then one swap move. Monitors: the cold replica's (the family's own, under their
+    names), ``replica_log_joint`` [R] (each replica's ``log_joint`` monitor, untempered, when
+    the family has it) and ``swap_rate`` [R - 1] (the share of proposed swaps of (r, r + 1)
+    accepted so far). Snapshots are the cold replica's. The swap move is
+    :func:`swap_replicas`, looked up when the step is traced.
+
+    The replicas are a ``lax.map`` over the replica axis: the cycle is traced once, with its
+    power a traced scalar (float32 []), and a host callback inside it sees the chain axis
+    alone."""
+    powers = tuple(float(p) for p in powers)
+    if powers[0] != 1.0 or any(b >= a for a, b in zip(powers, powers[1:])) or powers[-1] <= 0:
+        raise ValueError(f"powers must start at 1 and decrease, staying above 0: {powers}")
+    num = len(powers)
+    power_array = np.asarray(powers, np.float32)
+
+    def start(base_init):
+        def init(key, data):
+            replicas = jax.lax.map(lambda k: base_init(k, data), jax.random.split(key, num))
+            return TemperedState(replicas, jnp.zeros(num - 1, jnp.int32),
+                                 jnp.zeros(num - 1, jnp.int32))
+        return init
+
+    def cycles(key, state, data):
+        """Every replica's cycle at its own power."""
+        def one(args):
+            replica_key, replica_state, power = args
+            return tempering.cycle(replica_key, replica_state, data, power)
+
+        replicas = jax.lax.map(one, (jax.random.split(key, num), state.replicas,
+                                     jnp.asarray(power_array)))
+        return state._replace(replicas=replicas)
+
+    def swaps(key, state, data):
+        """One swap move between neighbouring replicas."""
+        parity_key, swap_key = jax.random.split(key)
+        parity = jax.random.bernoulli(parity_key).astype(jnp.int32)
+        log_densities = jax.lax.map(lambda r: tempering.log_density(r, data), state.replicas)
+        replicas, attempted, accepted = swap_replicas(swap_key, state.replicas, log_densities,
+                                                      power_array, parity)
+        return TemperedState(replicas, state.attempted + attempted, state.accepted + accepted)
+
+    def monitors(state, data) -> dict:
+        per_replica = jax.lax.map(lambda r: sampler.monitors(r, data), state.replicas)
+        out = {k: v[0] for k, v in per_replica.items()}
+        if "log_joint" in out:
+            out["replica_log_joint"] = per_replica["log_joint"]
+        out["swap_rate"] = state.accepted / jnp.maximum(state.attempted, 1).astype(jnp.float32)
+        return out
+
+    def snapshot(state) -> dict:
+        return sampler.snapshot(replica(state))
+
+    def memory(sizes: dict) -> dict:
+        parts = sampler.memory(sizes) if sampler.memory is not None else {}
+        return {f"{part}, x {num} replicas": size * num for part, size in parts.items()}
+
+    def upgrade(named: dict, data) -> dict:
+        """A state of the untempered chain (``keystr`` path -> array [C, ...]) as one of
+        replica exchange: every replica a copy of it, no swaps yet (``fit(start=...)`` from a
+        run of the family's sampler, or its checkpoint)."""
+        if any(key.startswith(".state.replicas") for key in named):
+            return named
+        if sampler.upgrade is not None:
+            named = sampler.upgrade(named, data)
+        out = {}
+        for key, value in named.items():
+            value = np.asarray(value)
+            if key.startswith(".state."):
+                key = ".state.replicas" + key[len(".state"):]
+                value = np.repeat(value[:, None], num, axis=1)
+            out[key] = value
+        chains = next(iter(named.values())).shape[0]
+        none = np.zeros((chains, num - 1), np.int32)
+        out[".state.attempted"], out[".state.accepted"] = none, none
+        out[".info['swap_rate']"] = none.astype(np.float32)
+        if ".info['log_joint']" in named:
+            out[".info['replica_log_joint']"] = np.repeat(
+                np.asarray(named[".info['log_joint']"])[:, None], num, axis=1)
+        return out
+
+    starts = tuple((label, start(start_function(sampler, label)))
+                   for label, _ in sampler.starts)
+    return Sampler(name, start(sampler.init), (cycles, swaps), monitors, snapshot,
+                   sampler.label_invariant, upgrade=upgrade,
+                   memory=memory if sampler.memory else None, starts=starts)

@@ -1,0 +1,219 @@
+#!/usr/bin/env python
+"""Modes on long documents: the exact and light samplers, the chains' start, replica exchange.
+
+The corpus (:func:`long_documents`): 20news's training and test documents concatenated within
+a class into documents of ``--length`` (2,000) tokens, over the ``--vocabulary`` (2,000)
+words most frequent in training, the 20 newsgroups merged into 8 classes (:data:`GROUPS`):
+431 training documents (862,000 tokens) and 269 test documents. The model: multi-task
+Gibbs MedLDA (``medlda-multitask``, c = 1, ell = 64, alpha = 1, beta = 0.01), K = 20, each
+sampler with its default options. Parts (each writes ``modes_long_documents.PART.json``;
+``--part report`` turns them into ``modes_long_documents.md`` and ``.png``):
+
+* ``seeds``: one chain per seed (``--seeds``) of each of ``--samplers`` for ``--iterations``
+  (200) iterations, with ``--init`` (default ``dispersed``, fit's default; ``uniform`` was
+  the default before, tagged apart): the log joint, log p(W | Z) and the training accuracy
+  every ``--lag`` iterations, process CPU seconds per iteration (iterations 2 to the end),
+  and the test accuracy of the multiple average over the chain's snapshots;
+* ``tempering``: from the state of a chain that settled in a worse mode (the first seed's
+  chain of ``--bad-sampler`` with ``--bad-init``, rerun for ``--bad-iterations``), continued
+  for ``--tempering-iterations`` with the exact sampler alone and with replica exchange
+  (``--replicas`` replicas, the hottest at power ``--hottest``): the cold chain's log joint,
+  each replica's, and the swap rates along the way, with CPU time.
+
+Timing: process CPU seconds, read by ``fit``'s callback after every chunk; the first chunk
+(iteration 1) holds compilation, so the seconds per iteration are those of the later
+iterations. The machine is shared (2 cores, other jobs): compare samplers by their ratio in
+one run.
+
+Usage::
+
+    python studies/modes_long_documents.py --part seeds
+    python studies/modes_long_documents.py --part seeds --init uniform
+    python studies/modes_long_documents.py --part tempering
+    python studies/modes_long_documents.py --part report
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from _harness import RESULTS, command_line, ensure_dir, log, parser, pyplot, save_figure, \
+    saved_args, single_thread, write_json
+
+single_thread()
+
+import numpy as np  # noqa: E402
+
+#: The 20 newsgroups in 8 classes.
+GROUPS = {
+    "computers": ("comp.graphics", "comp.os.ms-windows.misc", "comp.sys.ibm.pc.hardware",
+                  "comp.sys.mac.hardware", "comp.windows.x"),
+    "vehicles": ("rec.autos", "rec.motorcycles"),
+    "sport": ("rec.sport.baseball", "rec.sport.hockey"),
+    "crypt-electronics": ("sci.crypt", "sci.electronics"),
+    "med-space": ("sci.med", "sci.space"),
+    "politics": ("talk.politics.guns", "talk.politics.mideast", "talk.politics.misc"),
+    "religion": ("alt.atheism", "soc.religion.christian", "talk.religion.misc"),
+    "forsale": ("misc.forsale",),
+}
+STEM = "modes_long_documents"
+
+
+def _concatenated(corpus, length: int, seed: int):
+    """Each class's documents in a random order (``seed``), joined into one stream of tokens
+    and cut into documents of ``length`` tokens (the remainder dropped)."""
+    from topiczoo import Corpus
+
+    rng = np.random.default_rng(seed)
+    names = list(corpus.label_names)
+    words, offsets, labels = [], [0], []
+    for label, groups in enumerate(GROUPS.values()):
+        docs = np.flatnonzero(np.isin(corpus.labels, [names.index(g) for g in groups]))
+        stream = np.concatenate([corpus.document(d) for d in docs[rng.permutation(len(docs))]])
+        for start in range(0, len(stream) - length + 1, length):
+            words.append(stream[start:start + length])
+            offsets.append(offsets[-1] + length)
+            labels.append(label)
+    return Corpus(np.concatenate(words).astype(np.int32), np.asarray(offsets),
+                  corpus.vocabulary, labels=np.asarray(labels), label_names=tuple(GROUPS))
+
+
+def long_documents(data_dir=None, *, length: int = 2000, vocabulary: int = 2000, seed: int = 0):
+    """(train, test): 20news concatenated within :data:`GROUPS` into documents of ``length``
+    tokens over the ``vocabulary`` most frequent training words (module docstring)."""
+    from topiczoo import load_dataset
+
+    data = load_dataset("20news", data_dir=data_dir)
+    counts = np.bincount(data.train.words, minlength=data.train.vocab_size)
+    keep = np.sort(np.argsort(-counts, kind="stable")[:vocabulary])
+    words = [data.train.vocabulary[i] for i in keep]
+    train, _ = data.train.restrict_vocabulary(words)
+    test, _ = data.test.restrict_vocabulary(words)
+    return _concatenated(train, length, seed), _concatenated(test, length, seed + 1)
+
+
+class _Trace:
+    """``fit``'s callback: every chunk, the chains' last monitors and the process CPU time."""
+
+    def __init__(self, chain: int = 0):
+        self.rows, self.chain = [], chain
+        self.start = time.process_time()
+
+    def __call__(self, result):
+        d = result.draws
+        row = {"iteration": result.iterations_done,
+               "cpu_seconds": time.process_time() - self.start,
+               "log_joint": float(d["log_joint"][self.chain, -1]),
+               "log_likelihood": float(d["log_likelihood"][self.chain, -1]),
+               "train_accuracy": float(d["train_accuracy"][self.chain, -1])}
+        if "replica_log_joint" in d:
+            row["replica_log_joint"] = [float(x) for x in d["replica_log_joint"][self.chain, -1]]
+            row["swap_rate"] = [float(x) for x in d["swap_rate"][self.chain, -1]]
+        self.rows.append(row)
+
+    def seconds_per_iteration(self) -> float:
+        first, last = self.rows[0], self.rows[-1]
+        return (last["cpu_seconds"] - first["cpu_seconds"]) / (last["iteration"]
+                                                               - first["iteration"])
+
+
+def _model(args, train):
+    from topiczoo.models import medlda_multitask
+
+    return medlda_multitask(args.topics, train.num_classes)
+
+
+def _fit(args, train, sampler, seed, iterations, *, init="dispersed", start=None):
+    from topiczoo import fit
+
+    trace = _Trace()
+    result = fit(_model(args, train), train, sampler=sampler, num_chains=1, seed=seed,
+                 num_iterations=iterations, chunk=args.lag, init=init, start=start,
+                 callback=trace, progress=False)
+    return result, trace
+
+
+def part_seeds(args, train, test) -> dict:
+    from topiczoo import predict
+
+    runs = []
+    for sampler in args.samplers:
+        for seed in args.seeds:
+            log(f"{sampler} seed {seed} init {args.init}")
+            result, trace = _fit(args, train, sampler, seed, args.iterations, init=args.init)
+            prediction = predict(result, test, num_burnin=args.test_burnin,
+                                 num_draws=args.test_draws, seed=seed)
+            runs.append({"sampler": sampler, "seed": seed, "init": args.init,
+                         "trace": trace.rows,
+                         "cpu_seconds_per_iteration": trace.seconds_per_iteration(),
+                         "test_accuracy": prediction.accuracy(test.labels, "ma")})
+            log(f"  log joint {trace.rows[-1]['log_joint']:.6g}, test accuracy "
+                f"{runs[-1]['test_accuracy']:.4f}, {runs[-1]['cpu_seconds_per_iteration']:.3f} "
+                "CPU s/iteration")
+    return {"runs": runs}
+
+
+def part_tempering(args, train, test) -> dict:
+    seed = args.seeds[0]
+    log(f"the bad start: {args.bad_sampler}, init {args.bad_init}, seed {seed}, "
+        f"{args.bad_iterations} iterations")
+    bad, bad_trace = _fit(args, train, args.bad_sampler, seed, args.bad_iterations,
+                          init=args.bad_init)
+    runs = {"start": bad_trace.rows}
+    total = args.bad_iterations + args.tempering_iterations
+    tempered = f"exact:replicas={args.replicas},hottest={args.hottest}"
+    for sampler in ("exact", tempered):
+        log(f"continued with {sampler} to iteration {total}")
+        _, trace = _fit(args, train, sampler, seed, total, start=bad)
+        runs[sampler] = trace.rows
+    return {"runs": runs, "tempered": tempered}
+
+
+def report(out) -> None:
+    """modes_long_documents.md and .png from the parts' .json (written when they exist)."""
+    raise NotImplementedError
+
+
+def _parser():
+    p = parser(__doc__, topics=20, chains=1, test_burnin=20, test_draws=10)
+    p.add_argument("--part", choices=("seeds", "tempering", "report"), required=True)
+    p.add_argument("--samplers", nargs="+", default=["exact", "light"])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--iterations", type=int, default=200)
+    p.add_argument("--init", choices=("dispersed", "uniform"), default="dispersed")
+    p.add_argument("--lag", type=int, default=25, help="iterations between records")
+    p.add_argument("--length", type=int, default=2000)
+    p.add_argument("--vocabulary", type=int, default=2000)
+    p.add_argument("--bad-sampler", default="exact")
+    p.add_argument("--bad-init", default="uniform")
+    p.add_argument("--bad-iterations", type=int, default=100)
+    p.add_argument("--tempering-iterations", type=int, default=100)
+    p.add_argument("--replicas", type=int, default=4)
+    p.add_argument("--hottest", type=float, default=0.9)
+    p.add_argument("--tag", default="", help="appended to the part's .json name")
+    return p
+
+
+def main():
+    args = _parser().parse_args()
+    out = ensure_dir(args.out)
+    if args.part == "report":
+        report(out)
+        return
+    train, test = long_documents(args.data_dir, length=args.length, vocabulary=args.vocabulary)
+    log(f"train D={train.num_docs} N={train.num_tokens} V={train.vocab_size}; test "
+        f"D={test.num_docs}")
+    record = {"command": command_line(__file__), "args": saved_args(args),
+              "corpus": {"train_docs": train.num_docs, "train_tokens": train.num_tokens,
+                         "test_docs": test.num_docs, "vocab_size": train.vocab_size},
+              "load_average": list(__import__("os").getloadavg())}
+    part = {"seeds": part_seeds, "tempering": part_tempering}[args.part]
+    record.update(part(args, train, test))
+    tag = args.tag or ("" if args.part != "seeds" or args.init == "dispersed"
+                       else f"-{args.init}")
+    write_json(out / f"{STEM}.{args.part}{tag}.json", record, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Replica exchange (``exact:replicas=R``, ``kernels.tempering``) against enumeration.
+
+The cold replica's Z frequencies must match the exact posterior (``exact.exact_posterior``), a
+hot replica's the exact tempered target (p(W | Z) raised to its power: every block of a hot
+replica draws from the tempered conditional), and a swap whose ratio has the temperatures
+exchanged, planted, must miss the posterior. The problems and bound are the enumeration
+tests' (``test_enumeration.py``).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from numpyro.infer import MCMC
+
+from chains import tiny_data
+from exact import configuration_frequencies, exact_posterior, total_variation
+from mutants import mutant
+from test_enumeration import PROBLEMS, TV_BOUND, _labels, model_of
+from topiczoo.kernels import tempering
+from topiczoo.kernels.gibbs import GibbsKernel
+from topiczoo.models import parametric
+
+pytestmark = pytest.mark.slow  # statistical: long chains against enumeration
+
+NUM_CHAINS, NUM_SAMPLES, NUM_WARMUP = 32, 1_200, 200
+SAMPLER = "exact:replicas=3,hottest=0.2"  # powers 1, 0.447, 0.2
+
+
+def _replica_frequencies(problem, seed=0, num_chains=NUM_CHAINS):
+    """Z frequencies [R, K^N] of each replica, chains pooled."""
+    model = model_of(problem)
+    data = tiny_data([list(d) for d in problem.docs], _labels(problem), model.response)
+    mcmc = MCMC(GibbsKernel(model, problem.vocab_size, sampler=SAMPLER), num_warmup=NUM_WARMUP,
+                num_samples=NUM_SAMPLES, num_chains=num_chains, chain_method="vectorized",
+                progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.replicas.z",))
+    z = np.asarray(mcmc.get_extra_fields()["state.replicas.z"])  # [draws, R, N]
+    rates = np.asarray(mcmc.get_samples()["swap_rate"])[-1]
+    return [configuration_frequencies(z[:, r]) for r in range(z.shape[1])], rates
+
+
+@pytest.mark.parametrize("name", ["lda", "hinge-c3-ell1"])
+def test_cold_and_hot_replicas_match_their_targets(name):
+    problem = PROBLEMS[name]
+    frequencies, rates = _replica_frequencies(problem)
+    powers = tempering.ladder(3, 0.2)
+    for r in (0, 2):
+        target = exact_posterior(problem.with_(word_power=powers[r]))
+        tv = total_variation(target, frequencies[r])
+        print(f"{name} replica {r} (power {powers[r]:.3f}): TV {tv:.4f}")
+        assert tv < TV_BOUND, f"replica {r}: TV {tv:.4f}"
+    # the replicas do exchange, and the hot one's target is not the posterior
+    assert (rates > 0.3).all(), rates
+    far = total_variation(exact_posterior(problem), exact_posterior(
+        problem.with_(word_power=powers[2])))
+    assert far > 3 * TV_BOUND, far
+
+
+def test_a_swap_with_the_temperatures_exchanged_misses_the_posterior(monkeypatch):
+    wrong = mutant(tempering.swap_replicas,
+                   [("(powers[:-1] - powers[1:])", "(powers[1:] - powers[:-1])")])
+    monkeypatch.setattr(tempering, "swap_replicas", wrong)
+    parametric._sampler.cache_clear()
+    try:
+        problem = PROBLEMS["lda"]
+        frequencies, _ = _replica_frequencies(problem, num_chains=8)  # TV noise about 0.03
+    finally:
+        monkeypatch.undo()
+        parametric._sampler.cache_clear()
+    tv = total_variation(exact_posterior(problem), frequencies[0])
+    print(f"temperatures exchanged in the swap ratio: cold replica TV {tv:.4f}")
+    assert tv > 2 * TV_BOUND, f"the wrong swap went unnoticed (TV {tv:.4f})"
+
+
+def test_replica_exchange_options_and_a_fit():
+    from chains import small_corpus
+    from topiczoo import fit, predict
+    from topiczoo.models import medlda
+    from topiczoo.models.parametric import sampler_options
+
+    assert sampler_options("exact:replicas=4").spec() == "exact:replicas=4"
+    assert sampler_options("exact:hottest=0.3,replicas=4").spec() == "exact:replicas=4,hottest=0.3"
+    for spec, message in [("exact:hottest=0.3", "hottest needs replicas >= 2"),
+                          ("exact:replicas=3,hottest=1.5", "hottest must be a number in (0, 1)"),
+                          ("exact:replicas=3,hottest=hot", "hottest must be a number in (0, 1)"),
+                          ("light:replicas=2", "bad option 'replicas=2'")]:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            medlda(3).sampler(spec, 5)
+    corpus = small_corpus()
+    result = fit(medlda(3, c=1.0, ell=2.0), corpus, sampler="exact:replicas=3", num_chains=2,
+                 num_iterations=6, num_burnin=2, num_snapshots=2, seed=1, progress=False)
+    assert result.sampler == "exact:replicas=3"
+    assert result.draws["replica_log_joint"].shape == (2, 6, 3)
+    assert result.draws["swap_rate"].shape == (2, 6, 2)
+    # the cold replica's monitors under the family's names, its joint the first replica's
+    np.testing.assert_array_equal(result.draws["log_joint"],
+                                  result.draws["replica_log_joint"][..., 0])
+    assert set(result.snapshots[-1].arrays) == {"n_wk", "n_k", "eta"}
+    assert predict(result, corpus, num_burnin=2, num_draws=2).scores.shape[:2] == (2, 2)
+
+
+def test_a_stuck_run_continues_with_replica_exchange():
+    """fit(start=...) from a run of the exact sampler: every replica starts from its chain's
+    state, and the cold replica's first draw follows from that state."""
+    from chains import small_corpus
+    from topiczoo import fit
+    from topiczoo.models import medlda
+
+    corpus, model = small_corpus(), medlda(3, c=1.0, ell=2.0)
+    kw = dict(num_chains=2, num_burnin=2, num_snapshots=1, seed=1, progress=False)
+    first = fit(model, corpus, num_iterations=4, **kw)
+    on = fit(model, corpus, sampler="exact:replicas=3", num_iterations=7, start=first, **kw)
+    assert on.iterations_done == 7 and on.draws["log_joint"].shape == (2, 3)
+    assert on.draws["replica_log_joint"].shape == (2, 3, 3)
