@@ -519,7 +519,8 @@ def test_fit_c_cv_on_the_command_line(tmp_path, monkeypatch, capsys):
     argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
             "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
             "--test-draws", "2", "--quiet", "--out", str(out)]
-    assert main(argv + ["--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]) == 0
+    assert main(argv + ["--c", "cv", "--c-grid", "1,64", "--cv-folds", "2",
+                        "--workers", "0"]) == 0
     printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     tuning = summary["c_cross_validation"]
@@ -555,7 +556,8 @@ def test_c_cv_search_resumes_from_its_record(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(topiczoo.compare, "load_dataset", lambda name, **kw: data)
     argv = ["fit", "--model", "medlda-regression", "--data", "movie-scale", "--topics", "2",
             "--iterations", "4", "--chains", "1", "--snapshots", "2", "--test-burnin", "2",
-            "--test-draws", "2", "--quiet", "--c", "cv", "--c-grid", "1,64", "--cv-folds", "2"]
+            "--test-draws", "2", "--quiet", "--c", "cv", "--c-grid", "1,64", "--cv-folds", "2",
+            "--workers", "0"]  # in this process: the monkeypatches below reach no worker
     assert main(argv + ["--out", str(tmp_path / "whole")]) == 0
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())["c_cross_validation"]
     real, calls = topiczoo.run.fit_and_predict, []

@@ -16,6 +16,20 @@ cell interrupted halfway leaves no file). A rerun with the same settings skips t
 file exists and says how many it skipped; a cell file of other settings (iterations, chains,
 options, sampler, ...) is an error, not silently reused.
 
+**Where the cells run** (:mod:`topiczoo.cluster`): ``compare(..., client=)`` submits them to
+a Dask client, ``scheduler=`` to the cluster at that address, ``workers=N`` to a local cluster
+of N one-thread worker processes (the command line's default: one per core); without them
+they run in this process, one after another. A cell is a deterministic function of its
+settings and seed, and the worker that runs it writes its files, so the results are those of
+a serial run bit for bit (only the times differ), a worker killed mid-cell costs that cell
+alone (it runs again elsewhere and is written once), and Ctrl-C leaves the finished cells for
+a rerun to skip.
+
+**The word baseline.** Unless ``Grid.baseline`` is false (``--no-baseline``), each data set
+gets one more cell, ``OUT/cells/DATA__words.json``, and the table a row: a linear model on
+the tf-idf of the words, its regularisation chosen by cross-validation on the training set
+(:mod:`topiczoo.word_baseline`), so that the table says how far the topic models are from it.
+
 **Outputs** (in ``OUT``): ``table.csv`` and ``table.md``, one row per (data set, model, K):
 the sampler the cells ran, the task metric's mean and sd over the seeds (test accuracy, or
 predictive R^2; strategy ``--average``), training seconds and token-iterations per second

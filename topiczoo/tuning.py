@@ -4,7 +4,9 @@
 part for every c of a grid and scores the fold's validation part; the c with the best mean
 validation metric wins (:class:`CTuning` records every value). The estimators' ``c="cv"``
 (:mod:`topiczoo.estimators`) and ``topiczoo fit --c cv`` run it; a search can keep each
-finished (c, fold) in a JSON record and resume from it.
+finished (c, fold) in a JSON record and resume from it. The (c, fold) fits are cells that
+can run on a Dask cluster (``client=``, ``workers=``, ``scheduler=``; :mod:`topiczoo.cluster`)
+with the scores of a run in one process.
 
 Default grids: :data:`C_GRID_CLASSIFICATION` (1, 2, 4, ..., 64) and :data:`C_GRID_REGRESSION`
 (powers of 4 from 1 to 1024); the metric by label kind: :data:`CV_METRIC`.
