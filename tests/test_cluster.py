@@ -138,6 +138,27 @@ def test_the_command_line_runs_the_grid_at_a_scheduler_address(tmp_path, synthet
     _assert_same(out, serial)
 
 
+def test_ctrl_c_stops_the_grid_on_the_cluster_and_a_rerun_resumes(tmp_path, synthetic, client,
+                                                                   serial, monkeypatch):
+    out, seen = tmp_path / "grid", []
+    real = compare_module._keep
+
+    def interrupted(where, name, result):  # Ctrl-C in the client as the second cell comes
+        seen.append(name)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        real(where, name, result)
+
+    monkeypatch.setattr(compare_module, "_keep", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        compare(Grid(**GRID), out, client=client, progress=False)
+    monkeypatch.setattr(compare_module, "_keep", real)
+    finished = len(list((out / "cells").glob("*.json")))
+    assert 1 <= finished < 5  # the grid stopped: some cells never ran
+    compare(Grid(**GRID), out, client=client, progress=False)
+    _assert_same(out, serial)
+
+
 class _Dying(distributed.WorkerPlugin):
     """Planted in every worker: the worker running cell ``before`` dies (SIGKILL) once its
     cell is computed and before its file is written; the one running ``after`` dies once the
