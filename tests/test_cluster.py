@@ -6,7 +6,8 @@ within the stated timeout.
 
 One local cluster serves the module (two workers, one thread each); the corpora are tiny and
 the runs a few iterations, so the module costs the cluster's start and each worker's
-compilation of a few small models.
+compilation of a few small models (about 90 s on the shared 2-core machine). The tests on the
+cluster are marked slow; the unanswering scheduler's is in the fast tier.
 """
 
 import json
@@ -97,6 +98,7 @@ def _assert_same(out, reference):
     assert not list((out / "cells").glob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_grid_on_two_workers_equals_the_serial_run(tmp_path, synthetic, client, serial,
                                                       capsys):
     out = tmp_path / "grid"
@@ -124,6 +126,7 @@ def test_a_grid_on_two_workers_equals_the_serial_run(tmp_path, synthetic, client
     assert words["mean"] == pipeline.score(data.test.document_term_matrix(), data.test.labels)
 
 
+@pytest.mark.slow
 def test_the_command_line_runs_the_grid_at_a_scheduler_address(tmp_path, synthetic, client,
                                                               serial, capsys):
     out = tmp_path / "grid"
@@ -138,6 +141,7 @@ def test_the_command_line_runs_the_grid_at_a_scheduler_address(tmp_path, synthet
     _assert_same(out, serial)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_grid_on_the_cluster_and_a_rerun_resumes(tmp_path, synthetic, client,
                                                                    serial, monkeypatch):
     out, seen = tmp_path / "grid", []
@@ -199,6 +203,7 @@ class _Dying(distributed.WorkerPlugin):
         c._run_cell, c._write_atomic = dying_run_cell, logged_write
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_cell_still_gives_every_cell_once(tmp_path, synthetic, client,
                                                               serial):
     folder = tmp_path / "faults"
@@ -218,6 +223,7 @@ def test_a_worker_killed_mid_cell_still_gives_every_cell_once(tmp_path, syntheti
     client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed ones
 
 
+@pytest.mark.slow
 def test_c_cv_on_two_workers_equals_the_serial_search(client, capsys):
     from topiczoo.models.registry import REGISTRY
     from topiczoo.tuning import choose_c
@@ -233,6 +239,7 @@ def test_c_cv_on_two_workers_equals_the_serial_search(client, capsys):
     assert "[choose c] c=16 fold 2/2" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_c_cv_on_the_command_line_runs_on_the_cluster(tmp_path, monkeypatch, client, capsys):
     data = _synthetic(num_docs=40)
     monkeypatch.setattr(topiczoo.datasets, "load_dataset", lambda name, **kw: data)
@@ -251,6 +258,7 @@ def test_c_cv_on_the_command_line_runs_on_the_cluster(tmp_path, monkeypatch, cli
     assert summaries[1]["test_accuracy"] == summaries[0]["test_accuracy"]
 
 
+@pytest.mark.slow
 def test_calibration_blocks_on_two_workers_equal_the_serial_blocks(client):
     from topiczoo.diagnostics.sbc import simulation_based_calibration
     from topiczoo.models import gslda
@@ -267,6 +275,7 @@ def test_calibration_blocks_on_two_workers_equal_the_serial_blocks(client):
     assert there.settings == here.settings and here.settings["replicates_per_block"] == 2
 
 
+@pytest.mark.slow
 def test_grid_search_with_the_dask_backend_equals_the_serial_search(client):
     import joblib
     from sklearn.model_selection import GridSearchCV
