@@ -29,8 +29,8 @@ client too, so that a caller on a machine that does not share the workers' file 
 gets (and writes) every cell.
 
 **Progress**: a line per finished cell, ``cells: 5 done, 2 running, 20 left | about 3 min
-left`` (running: the cells on a worker's thread now; the time left extrapolates the wall time
-per finished cell of this run).
+left`` (running: the cells not finished, up to the cluster's threads; the time left
+extrapolates the wall time per finished cell of this run).
 """
 
 from __future__ import annotations
@@ -269,23 +269,22 @@ def run_cells(function, tasks, *, client=None, describe=None, log=None,
             i = index[future.key]
             results[i] = future.result()  # a cell's error is raised here
             done += 1
-            report(done, _running(client, futures, index), tasks[i][0], results[i])
+            report(done, _running(client, futures), tasks[i][0], results[i])
     except BaseException:
         client.cancel([f for f in futures if not f.done()], force=True)
         raise
     return results
 
 
-def _running(client, futures, index) -> int:
-    """The cells of ``futures`` on a worker's thread now (a worker's processing set beyond
-    its threads waits)."""
+def _running(client, futures) -> int:
+    """The cells of ``futures`` running now, as far as the client knows: those not finished,
+    up to the cluster's threads (a worker takes one cell per thread; the local cluster queues
+    the rest on the scheduler)."""
     try:
-        processing, threads = client.processing(), client.nthreads()
+        threads = sum(client.nthreads().values())
     except Exception:  # noqa: BLE001 - only a progress figure: a lost connection is not fatal
         return 0
-    mine = set(index)
-    return sum(min(len([k for k in keys if k in mine]), threads.get(worker, 1))
-               for worker, keys in processing.items())
+    return min(sum(not f.done() for f in futures), threads)
 
 
 def client_map(client, *, log=None, label: str = "cells"):
