@@ -120,7 +120,9 @@ def _check_generative(model):
 def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tasks: int = 1,
                                  num_replicates: int = 400, num_draws: int = 19,
                                  thinning: int = 5, num_burnin: int = 100, seed: int = 0,
-                                 sampler: str = "exact", kernel_model=None) -> SBCResult:
+                                 sampler: str = "exact", kernel_model=None,
+                                 replicates_per_block: int | None = None,
+                                 map=map) -> SBCResult:
     """Simulation-based calibration of ``model``'s ``sampler`` on corpora of the given shape.
 
     Args:
@@ -133,6 +135,14 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
       sampler: the sampler to calibrate, by name (``"exact"``, ``"light"``, with options).
       kernel_model: run this model's sampler instead of ``model``'s on the simulated data (a
         mutant, to see the calibration fail); default ``model``.
+      replicates_per_block: the replicates' chains run in blocks of this many (the last one
+        smaller), each block one batch (default: all in one); a block is a function of the
+        settings and its replicates alone, so the ranks depend on the blocks, not on where
+        they run.
+      map: how the blocks run: a function like the builtin ``map`` (the default: one after
+        another in this process) taking a function and the blocks, and returning their
+        results in order; ``topiczoo.cluster.client_map(client)`` runs them on a Dask
+        cluster.
     Returns an :class:`SBCResult`; ``result.chi_square()`` tests the ranks' uniformity and
     :func:`plot_sbc_ranks` / :func:`plot_sbc_ecdf` show them.
     """
@@ -140,9 +150,11 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
     lengths = np.asarray(doc_lengths, np.int64)
     if lengths.ndim != 1 or len(lengths) < 1 or np.any(lengths < 1):
         raise ValueError("doc_lengths must be a non-empty list of positive document lengths")
+    block = num_replicates if replicates_per_block is None else replicates_per_block
     for name, value, low in (("num_replicates", num_replicates, 2), ("num_draws", num_draws, 1),
                              ("thinning", thinning, 1), ("num_burnin", num_burnin, 0),
-                             ("vocab_size", vocab_size, 1), ("num_tasks", num_tasks, 1)):
+                             ("vocab_size", vocab_size, 1), ("num_tasks", num_tasks, 1),
+                             ("replicates_per_block", block, 1)):
         if int(value) != value or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     supervised = model.response is not None
@@ -167,36 +179,15 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
 
     truth = jax.vmap(prior_statistics)(prior["z"], prior.get("eta"), y, s2)
 
-    runner = (model if kernel_model is None else kernel_model).sampler(sampler, vocab_size)
-    one = CorpusData(words[0], doc_ids, offsets, y[0])
-    if runner.prepare is not None:  # what its blocks read beyond the corpus: the same for all
-        one = runner.prepare(one)
-    data = jax.tree.map(lambda a: jnp.broadcast_to(a, (num_replicates,) + a.shape),
-                        one)._replace(words=words, y=y)
-
-    def run(key, data_r):
-        chain = init_chain(runner, key, data_r)
-
-        def step(chain, _):
-            return step_chain(runner, chain, data_r), None
-
-        chain, _ = jax.lax.scan(step, chain, None, length=num_burnin)
-
-        def draw(chain, _):
-            chain, _ = jax.lax.scan(step, chain, None, length=thinning)
-            state = chain.state
-            topics = getattr(state, "topics", state)  # exact: z, n_dk in ``topics``; light: flat
-            values = _statistics(topics.z, topic_proportions(topics.n_dk),
-                                 state.eta if supervised else None, data_r.y,
-                                 state.augmentation[0, 0] if s2 is not None else None,
-                                 num_topics)
-            return chain, values
-
-        _, values = jax.lax.scan(draw, chain, None, length=num_draws)
-        return values
-
-    keys = jax.random.split(key_chains, num_replicates)
-    posterior = jax.jit(jax.vmap(run))(keys, data)  # {name: [R, L]}
+    keys = np.asarray(jax.random.split(key_chains, num_replicates))
+    words, y = np.asarray(words), np.asarray(y)
+    job = _Chains(model if kernel_model is None else kernel_model, sampler, vocab_size,
+                  num_burnin, thinning, num_draws, supervised, s2 is not None,
+                  np.asarray(doc_ids), np.asarray(offsets))
+    starts = range(0, num_replicates, block)
+    parts = list(map(job, [(keys[i:i + block], words[i:i + block], y[i:i + block])
+                           for i in starts]))
+    posterior = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key_ties)).ravel())
     ranks = {}
     for name, true in truth.items():
@@ -206,8 +197,64 @@ def simulation_based_calibration(model, doc_lengths, vocab_size: int, *, num_tas
         ranks[name] = less + rng.integers(0, equal + 1)  # ties broken uniformly
     settings = dict(model=model.describe(), doc_lengths=lengths.tolist(), vocab_size=vocab_size,
                     num_tasks=tasks, num_replicates=num_replicates, num_draws=num_draws,
-                    thinning=thinning, num_burnin=num_burnin, seed=seed, sampler=sampler)
+                    thinning=thinning, num_burnin=num_burnin, seed=seed, sampler=sampler,
+                    replicates_per_block=block)
     return SBCResult(ranks, int(num_draws), settings)
+
+
+@dataclass(frozen=True)
+class _Chains:
+    """The posterior chains of a block of replicates, a picklable function of the block:
+    ``(keys [B, 2] uint32, words [B, N] int32, y [B, T, D] float32) -> {statistic: [B, L]}``
+    (numpy), the chains run as one batch (vmapped over the replicates, scanned over the
+    iterations in one compiled loop)."""
+
+    model: object
+    sampler: str
+    vocab_size: int
+    num_burnin: int
+    thinning: int
+    num_draws: int
+    supervised: bool
+    learned_s2: bool
+    doc_ids: np.ndarray
+    offsets: np.ndarray
+
+    def __call__(self, block) -> dict:
+        keys, words, y = block
+        runner = self.model.sampler(self.sampler, self.vocab_size)
+        num_topics, supervised, learned_s2 = self.model.num_topics, self.supervised, \
+            self.learned_s2
+        doc_ids, offsets = jnp.asarray(self.doc_ids), jnp.asarray(self.offsets)
+        one = CorpusData(jnp.asarray(words[0]), doc_ids, offsets, jnp.asarray(y[0]))
+        if runner.prepare is not None:  # what its blocks read beyond the corpus: the same for all
+            one = runner.prepare(one)
+        data = jax.tree.map(lambda a: jnp.broadcast_to(a, (len(keys),) + a.shape),
+                            one)._replace(words=jnp.asarray(words), y=jnp.asarray(y))
+
+        def run(key, data_r):
+            chain = init_chain(runner, key, data_r)
+
+            def step(chain, _):
+                return step_chain(runner, chain, data_r), None
+
+            chain, _ = jax.lax.scan(step, chain, None, length=self.num_burnin)
+
+            def draw(chain, _):
+                chain, _ = jax.lax.scan(step, chain, None, length=self.thinning)
+                state = chain.state
+                topics = getattr(state, "topics", state)  # exact: z, n_dk in ``topics``
+                values = _statistics(topics.z, topic_proportions(topics.n_dk),
+                                     state.eta if supervised else None, data_r.y,
+                                     state.augmentation[0, 0] if learned_s2 else None,
+                                     num_topics)
+                return chain, values
+
+            _, values = jax.lax.scan(draw, chain, None, length=self.num_draws)
+            return values
+
+        posterior = jax.jit(jax.vmap(run))(jnp.asarray(keys), data)  # {name: [B, L]}
+        return {name: np.asarray(value) for name, value in posterior.items()}
 
 
 def plot_sbc_ranks(result: SBCResult, num_bins: int | None = None):

@@ -24,7 +24,7 @@ from topiczoo.predict import Prediction
 
 GRID = ["compare", "--data", "bbc", "--models", "gslda,medlda", "--topics", "2",
         "--seeds", "0,1", "--iterations", "4", "--chains", "1", "--snapshots", "2",
-        "--test-burnin", "1", "--test-draws", "2", "--quiet"]
+        "--test-burnin", "1", "--test-draws", "2", "--workers", "0", "--no-baseline", "--quiet"]
 
 
 def _synthetic(seed=0, num_docs=24):
@@ -302,7 +302,7 @@ def test_a_settings_file_takes_the_axes_from_the_command_line(tmp_path, syntheti
                       "test_draws = 2\n[options.gslda]\nc = 4\n")
     out = tmp_path / "grid"
     assert main(["compare", "--config", str(config), "--data", "bbc", "--models", "gslda",
-                 "--topics", "2", "--quiet", "--out", str(out)]) == 0
+                 "--topics", "2", "--workers", "0", "--quiet", "--out", str(out)]) == 0
     cell = json.loads((out / "cells" / "bbc__gslda__K2__seed0.json").read_text())
     assert cell["settings"]["options"] == {"c": 4} and cell["settings"]["iterations"] == 4
     with pytest.raises(ValueError, match="needs 'data' \\(in the file or as --data\\)"):

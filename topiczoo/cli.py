@@ -257,6 +257,7 @@ def _add_model_options(f, table: dict) -> None:
                    help="Gibbs cycles of each --c cv fit (default: --iterations)")
     f.add_argument("--cv-chains", type=int, default=None,
                    help="chains of each --c cv fit (default: --chains)")
+    _add_cluster(f, "the fits of --c cv")
 
 
 def _defaults_by_model(table: dict, option: str) -> str:
@@ -357,9 +358,28 @@ def _add_compare(sub) -> argparse.ArgumentParser:
     c.add_argument("--data-dir", default=None,
                    help="folder holding 20news/, poliblog/, movie_scale/ "
                         "(default: $TOPICZOO_DATA or ../shared/data)")
+    c.add_argument("--no-baseline", dest="baseline", action="store_false", default=None,
+                   help="leave out the word baseline's row (a linear model on the tf-idf of "
+                        "the words, its regularisation chosen by cross-validation on the "
+                        "training set; one row per data set, by default)")
     c.add_argument("--out", default="runs/compare", help="output folder (default runs/compare)")
     c.add_argument("--quiet", action="store_true", help="no progress lines")
+    _add_cluster(c, "the cells")
     return c
+
+
+def _add_cluster(parser, what: str) -> None:
+    """``--workers`` and ``--scheduler``: where ``what`` run (``topiczoo.cluster``)."""
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help=f"run {what} on a local Dask cluster of N worker processes, one "
+                             "thread each (default: one per core, "
+                             f"{os.cpu_count() or 1} here); 0: in this process, one after "
+                             "another")
+    parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                        help=f"run {what} on the Dask cluster whose scheduler is at this "
+                             "address (dask scheduler / dask worker, or a dask-jobqueue "
+                             "cluster's scheduler_address); the workers must see the output "
+                             "folder, or the cells are written here as they come back")
 
 
 # --------------------------------------------------------------------------- topiczoo compare
@@ -399,6 +419,15 @@ def _integers(text: str) -> list:
             from None
 
 
+def _check_cluster(args) -> None:
+    """``--workers`` and ``--scheduler``, before anything runs."""
+    if args.workers is not None and args.workers < 0:
+        raise ValueError(f"--workers must be >= 0 (0: in this process), got {args.workers}")
+    if args.workers is not None and args.scheduler is not None:
+        raise ValueError("--workers is the size of a local cluster; the cluster at --scheduler "
+                         "has its own workers: give one of them")
+
+
 def _option_value(text: str):
     """A ``--option`` value as TOML reads it (number, bool, string)."""
     import tomllib
@@ -417,7 +446,7 @@ def run_compare(args) -> list:
              "seeds": args.seeds, "iterations": args.iterations, "chains": args.chains,
              "burnin": args.burnin, "snapshots": args.snapshots,
              "test_burnin": args.test_burnin, "test_draws": args.test_draws,
-             "average": args.average}
+             "average": args.average, "baseline": args.baseline}
     given = {k: v for k, v in given.items() if v is not None}
     grid = load_grid(args.config, given) if args.config else None
     if grid is None:
@@ -437,9 +466,11 @@ def run_compare(args) -> list:
         if not sep or not sampler:
             raise ValueError(f"--sampler takes MODEL:SAMPLER (e.g. medlda:light), got {item!r}")
         grid.samplers[model] = sampler
+    _check_cluster(args)
     out = Path(args.out)
     rundir.check_path(out)
-    rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet)
+    rows = compare(grid, out, data_dir=args.data_dir, progress=not args.quiet,
+                   workers=args.workers, scheduler=args.scheduler)
     print(markdown_table(rows, grid), end="")
     print(f"wrote {out}: " + ", ".join(sorted(p.name + "/" * p.is_dir() for p in out.iterdir())))
     return rows
@@ -522,6 +553,10 @@ def _plan_fit(args, table: dict) -> _FitPlan:
                          f"documents from; {args.model} needs --snapshots >= 1")
     if cv:
         _check_cv(args, model)
+    elif args.workers is not None or args.scheduler is not None:
+        raise ValueError("--workers and --scheduler run the fits of --c cv on a cluster; "
+                         "give --c cv too (a single fit runs in this process)")
+    _check_cluster(args)
     out = None if args.out is None else rundir.resolve(args.out)
     mode = "new" if out is None else rundir.check_out(out, overwrite=args.overwrite,
                                                         resume=args.checkpoint)
@@ -689,7 +724,8 @@ def _choose_c(args, plan: _FitPlan, entry, data: _Data, out: Path):
                         chain_method=args.chain_method, sampler=args.sampler),
         predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
                             seed=args.seed),
-        record=out / "choose_c.json" if args.checkpoint else None)
+        record=out / "choose_c.json" if args.checkpoint else None,
+        workers=args.workers, scheduler=args.scheduler)
     plan.options["c"] = tuning.best_c
     print(f"--c cv: {args.cv_folds}-fold cross-validation on the training set "
           f"({chains_text(chains)} x {iterations} iterations per fit, "
@@ -911,7 +947,7 @@ def _dispatch(args) -> int:
         elif args.command == "compare":
             run_compare(args)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
-            InsufficientMemoryError) as err:
+            InsufficientMemoryError, ConnectionError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,6 +16,20 @@ cell interrupted halfway leaves no file). A rerun with the same settings skips t
 file exists and says how many it skipped; a cell file of other settings (iterations, chains,
 options, sampler, ...) is an error, not silently reused.
 
+**Where the cells run** (:mod:`topiczoo.cluster`): ``compare(..., client=)`` submits them to
+a Dask client, ``scheduler=`` to the cluster at that address, ``workers=N`` to a local cluster
+of N one-thread worker processes (the command line's default: one per core); without them
+they run in this process, one after another. A cell is a deterministic function of its
+settings and seed, and the worker that runs it writes its files, so the results are those of
+a serial run bit for bit (only the times differ), a worker killed mid-cell costs that cell
+alone (it runs again elsewhere and is written once), and Ctrl-C leaves the finished cells for
+a rerun to skip.
+
+**The word baseline.** Unless ``Grid.baseline`` is false (``--no-baseline``), each data set
+gets one more cell, ``OUT/cells/DATA__words.json``, and the table a row: a linear model on
+the tf-idf of the words, its regularisation chosen by cross-validation on the training set
+(:mod:`topiczoo.word_baseline`), so that the table says how far the topic models are from it.
+
 **Outputs** (in ``OUT``): ``table.csv`` and ``table.md``, one row per (data set, model, K):
 the sampler the cells ran, the task metric's mean and sd over the seeds (test accuracy, or
 predictive R^2; strategy ``--average``), training seconds and token-iterations per second
@@ -57,6 +71,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import math
 import os
@@ -68,18 +83,22 @@ from pathlib import Path
 
 import numpy as np
 
+from topiczoo.cluster import open_client, run_cells, share, write_atomic
 from topiczoo.datasets import check_name, load_dataset
 from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
-from topiczoo.progress import time_left
 from topiczoo.run import fit_and_predict
+from topiczoo.word_baseline import baseline_name, word_baseline
 
 #: Responses with a proper predictive density of y (see the module docstring).
 PROBABILISTIC = ("logistic", "gaussian")
 
 #: What a two-step baseline fits on the topic proportions (its cells record no response).
 TWO_STEP_RESPONSE = {"lda-svm": "svm", "hdp-glm": "glm"}
+
+#: The ``response`` of a table's word-baseline row (:mod:`topiczoo.word_baseline`).
+WORDS = "words"
 
 #: The task metric of the table, by data kind (a key of ``Task.metrics``).
 METRIC = {"binary": "accuracy", "multiclass": "accuracy", "multilabel": "f1",
@@ -97,7 +116,9 @@ class Grid:
     (e.g. ``{"gslda": {"c": 25}}``); samplers: ``{model: sampler}`` for the entries of
     ``models`` without ``@`` (``fit``'s sampler, e.g. ``{"medlda": "light"}``; default
     ``"exact"``); iterations, chains, burnin (None: half), snapshots, test_burnin, test_draws:
-    the run settings of every cell; average: the averaging strategy of the metric.
+    the run settings of every cell; average: the averaging strategy of the metric; baseline:
+    whether the table has the word baseline's row per data set
+    (:mod:`topiczoo.word_baseline`).
     """
     data: list
     models: list
@@ -112,6 +133,7 @@ class Grid:
     test_burnin: int = 20
     test_draws: int = 10
     average: str = "ma"
+    baseline: bool = True
 
     def check(self) -> None:
         """Clear errors for an unknown data set, model or option, a model that cannot take a
@@ -193,6 +215,8 @@ class Grid:
                              f"{self.burnin}")
         if self.average not in STRATEGIES:
             raise ValueError(f"average must be one of {STRATEGIES}, got {self.average!r}")
+        if not isinstance(self.baseline, bool):
+            raise ValueError(f"baseline must be true or false, got {self.baseline!r}")
 
     def model_name(self, model: str) -> str:
         """The registry name of an entry of ``models`` (``"medlda@light"`` -> ``"medlda"``)."""
@@ -327,9 +351,12 @@ def cell_name(data: str, model: str, topics: int, seed: int) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
+
+
+def baseline_cell_name(data: str) -> str:
+    """``DATA__words``: the file name (without ``.json``) of a data set's word baseline."""
+    return f"{data}__words"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,15 +454,26 @@ def _run_cell(grid: Grid, dataset, model: str, topics: int, seed: int, out: Path
     if ll is not None:
         name = cell_name(dataset.name, model, topics, seed)
         score = np.asarray(run.prediction.scores, np.float64).mean(axis=(3, 4))
-        np.savez(out / "cells" / f"{name}.loglik.npz", log_likelihood=ll.astype(np.float32),
+        buffer = io.BytesIO()
+        np.savez(buffer, log_likelihood=ll.astype(np.float32),
                  test_score_mean=score.reshape(score.shape[0], -1))
+        write_atomic(out / "cells" / f"{name}.loglik.npz", buffer.getvalue())
         cell["test_lpd"] = float(log_predictive_density(ll).mean())
     return cell
 
 
-def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
+def compare(grid: Grid, out, *, data_dir=None, progress: bool = True, client=None,
+            workers: int | None = 0, scheduler: str | None = None) -> list:
     """Run every cell of ``grid`` not yet finished in ``out``, then write the table, plots and
-    trees (see the module docstring). Returns the table's rows (dicts)."""
+    trees (see the module docstring). Returns the table's rows (dicts).
+
+    Where the cells run (:mod:`topiczoo.cluster`): ``client``, a ``distributed.Client``;
+    else ``scheduler``, the address of a running Dask scheduler (``tcp://HOST:PORT``); else
+    ``workers``: 0 (the default here) runs them in this process, one after another, N > 0 on
+    a local Dask cluster of N worker processes of one thread each (None: one per core; the
+    command line's default). Each worker writes its cells' files; the results are those of
+    a run in this process, bit for bit (only the times differ).
+    """
     grid.check()
     out = Path(out)
     (out / "cells").mkdir(parents=True, exist_ok=True)
@@ -449,33 +487,19 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
     for data, model, topics, seed in cells:
         path = out / "cells" / f"{cell_name(data, model, topics, seed)}.json"
         if path.exists():
-            stored = json.loads(path.read_text())
-            settings = normal_settings(grid.model_name(model), stored.get("settings") or {})
-            if settings != json.loads(json.dumps(grid.settings(model))):
-                raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
-                                 f"; this grid: {grid.settings(model)}); use another output "
-                                 "folder or remove it")
-            in_force = stored.get("options_in_force")  # absent from cells of older versions
-            if in_force is not None and in_force != json.loads(
-                    json.dumps(grid.options_in_force(model))):
-                raise ValueError(f"{path} was run with the options {in_force}; this grid runs "
-                                 f"{grid.options_in_force(model)} (a default changed since?): "
-                                 "use another output folder or remove it")
-            made_with = stored.get("average", previous)
-            if "metrics_by_strategy" not in stored and made_with != grid.average:
-                raise ValueError(f"{path} holds the metric of strategy {made_with!r} only (a cell "
-                                 f"of an older version); this grid asks for {grid.average!r}: "
-                                 f"use --average {made_with}, or another output folder")
+            _check_stored(grid, model, path, previous)
             done += 1
         else:
             todo.append((data, model, topics, seed))
+    baselines = [d for d in grid.data if grid.baseline
+                 and not (out / "cells" / f"{baseline_cell_name(d)}.json").exists()]
     if done:
         log(f"[compare] skipped {done} finished cell{'s' * (done != 1)} of {len(cells)} "
             f"(found in {out / 'cells'})")
     # every data set first: a missing file or a model that cannot take a data set's labels is
     # an error before any cell runs (the data sets are kept for the cells anyway)
     datasets = {}
-    for data in dict.fromkeys(d for d, _, _, _ in todo):
+    for data in dict.fromkeys([d for d, _, _, _ in todo] + baselines):
         datasets[data] = load_dataset(data, data_dir=data_dir)
         kind = datasets[data].task
         for m in dict.fromkeys(grid.model_name(m) for m in grid.models):
@@ -483,17 +507,121 @@ def compare(grid: Grid, out, *, data_dir=None, progress: bool = True) -> list:
                 raise ValueError(f"{m} takes {' or '.join(REGISTRY[m].tasks)} data; {data!r} "
                                  f"is {kind}")
     _write_atomic(grid_file, json.dumps(asdict(grid), indent=2) + "\n")
-    tic = time.perf_counter()
-    for n, (data, model, topics, seed) in enumerate(todo, 1):
-        cell = _run_cell(grid, datasets[data], model, topics, seed, out)
-        _write_atomic(out / "cells" / f"{cell_name(data, model, topics, seed)}.json",
-                      json.dumps(cell, indent=1) + "\n")
-        elapsed = time.perf_counter() - tic
-        left = elapsed / n * (len(todo) - n)
-        log(f"[compare] cell {done + n}/{len(cells)} {model} K={topics} seed {seed} on {data}: "
-            f"{cell['metric']} {cell['value']:.4f}, {cell['train_seconds']:.0f} s"
-            + (f" | {time_left(left)}" if n < len(todo) else ""))
+    if todo or baselines:
+        with open_client(client, workers=workers, scheduler=scheduler, log=log,
+                         cells=len(todo) + len(baselines)) as dask:
+            _run_grid(grid, out, todo, baselines, datasets, dask, log, offset=done,
+                      total=len(cells) + len(baselines))
     return write_outputs(grid, out)
+
+
+def _check_stored(grid: Grid, model: str, path: Path, previous: str) -> None:
+    """A finished cell file's settings against the grid's: an error if they differ."""
+    stored = json.loads(path.read_text())
+    settings = normal_settings(grid.model_name(model), stored.get("settings") or {})
+    if settings != json.loads(json.dumps(grid.settings(model))):
+        raise ValueError(f"{path} holds a cell of other settings ({stored.get('settings')}"
+                         f"; this grid: {grid.settings(model)}); use another output "
+                         "folder or remove it")
+    in_force = stored.get("options_in_force")  # absent from cells of older versions
+    if in_force is not None and in_force != json.loads(
+            json.dumps(grid.options_in_force(model))):
+        raise ValueError(f"{path} was run with the options {in_force}; this grid runs "
+                         f"{grid.options_in_force(model)} (a default changed since?): "
+                         "use another output folder or remove it")
+    made_with = stored.get("average", previous)
+    if "metrics_by_strategy" not in stored and made_with != grid.average:
+        raise ValueError(f"{path} holds the metric of strategy {made_with!r} only (a cell "
+                         f"of an older version); this grid asks for {grid.average!r}: "
+                         f"use --average {made_with}, or another output folder")
+
+
+def _run_grid(grid, out, todo, baselines, datasets, client, log, offset, total) -> None:
+    """Run the cells ``todo`` and the word baselines of the data sets ``baselines`` on
+    ``client`` (None: here); each cell's file is written where it runs, and here too if the
+    worker's file system is not this one's."""
+    shared = {data: share(client, dataset) for data, dataset in datasets.items()}
+    tasks = [(baseline_cell_name(d), (_baseline_task, shared[d], str(out))) for d in baselines]
+    tasks += [(cell_name(d, m, k, s), (_cell_task, grid, shared[d], m, k, s, str(out)))
+              for d, m, k, s in todo]
+    finished = [offset]
+
+    def describe(name, result):
+        finished[0] += 1
+        cell, _ = result
+        _keep(out, name, result)
+        head = f"cell {finished[0]}/{total} "
+        if "topics" not in cell:
+            return (head + f"{cell['model']} on {cell['data']}: {cell['metric']} "
+                    f"{cell['value']:.4f}, {cell['train_seconds']:.0f} s")
+        return (head + f"{cell['model']} K={cell['topics']} seed {cell['seed']} on "
+                f"{cell['data']}: {cell['metric']} {cell['value']:.4f}, "
+                f"{cell['train_seconds']:.0f} s")
+
+    run_cells(_call, tasks, client=client, describe=describe, log=log, label="compare")
+
+
+def _call(function, *args):
+    """``function(*args)``: one task signature for the grid's cells and baselines."""
+    return function(*args)
+
+
+def _keep(out: Path, name: str, result) -> None:
+    """Write a finished cell's files here unless its worker already did (a worker on another
+    machine, without this file system)."""
+    cell, loglik = result
+    if loglik is not None and not (out / "cells" / f"{name}.loglik.npz").exists():
+        write_atomic(out / "cells" / f"{name}.loglik.npz", loglik)
+    if not (out / "cells" / f"{name}.json").exists():
+        _write_atomic(out / "cells" / f"{name}.json", json.dumps(cell, indent=1) + "\n")
+
+
+def _finished(out: Path, name: str):
+    """``(cell, loglik bytes or None)`` of a cell file written by an earlier attempt (a worker
+    that died after writing it), or None."""
+    path = out / "cells" / f"{name}.json"
+    if not path.exists():
+        return None
+    npz = out / "cells" / f"{name}.loglik.npz"
+    return json.loads(path.read_text()), (npz.read_bytes() if npz.exists() else None)
+
+
+def _cell_task(grid: Grid, dataset, model: str, topics: int, seed: int, out: str):
+    """One cell where it runs (a worker, or this process): fit and score it, write its files
+    (atomically) and return ``(cell, the bytes of its .loglik.npz or None)``."""
+    out = Path(out)
+    name = cell_name(dataset.name, model, topics, seed)
+    found = _finished(out, name)
+    if found is not None:
+        return found
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    cell = _run_cell(grid, dataset, model, topics, seed, out)
+    npz = out / "cells" / f"{name}.loglik.npz"
+    loglik = npz.read_bytes() if "test_lpd" in cell else None
+    _write_atomic(out / "cells" / f"{name}.json", json.dumps(cell, indent=1) + "\n")
+    return cell, loglik
+
+
+def _baseline_task(dataset, out: str):
+    """A data set's word baseline (:func:`topiczoo.word_baseline.word_baseline`) where it
+    runs: its cell file ``DATA__words.json``; returns ``(cell, None)``."""
+    out = Path(out)
+    name = baseline_cell_name(dataset.name)
+    found = _finished(out, name)
+    if found is not None:
+        return found
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    fitted = word_baseline(dataset.train, dataset.test, dataset.task)
+    metric = METRIC[dataset.task]
+    cell = {"data": dataset.name, "model": fitted["model"], "task": dataset.task,
+            "metric": metric, "value": fitted["metrics"][metric],
+            "metrics": fitted["metrics"], "regularisation": fitted["regularisation"],
+            "train_seconds": fitted["train_seconds"],
+            "predict_seconds": fitted["predict_seconds"],
+            "train_tokens": dataset.train.num_tokens,
+            "test_documents": dataset.test.num_docs}
+    _write_atomic(out / "cells" / f"{name}.json", json.dumps(cell, indent=1) + "\n")
+    return cell, None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,12 +649,23 @@ def read_cells(grid: Grid, out) -> dict:
     return found
 
 
+def read_baselines(grid: Grid, out) -> dict:
+    """The finished word baselines of ``grid``'s data sets in ``out``: ``{data: cell dict}``
+    (none when ``grid.baseline`` is false)."""
+    found = {}
+    for data in grid.data if grid.baseline else ():
+        path = Path(out) / "cells" / f"{baseline_cell_name(data)}.json"
+        if path.exists():
+            found[data] = json.loads(path.read_text())
+    return found
+
+
 COLUMNS = ("data", "model", "sampler", "topics", "occupied_topics", "occupied_topics_min",
            "occupied_topics_max", "seeds", "metric", "mean", "sd", "train_seconds",
            "token_iterations_per_second", "test_lpd", "test_lpd_sd", "response")
 
 
-def table_rows(grid: Grid, cells: dict) -> list:
+def table_rows(grid: Grid, cells: dict, baselines: dict | None = None) -> list:
     """One row per (data, model, K) with all its seeds finished: the columns of :data:`COLUMNS`
     (``test_lpd`` None for responses without a density) and ``hyperparameters`` (the first seed's
     cell's: the model's settings and the value in force of a relative one,
@@ -539,7 +678,13 @@ def table_rows(grid: Grid, cells: dict) -> list:
     compilation. ``occupied_topics``: for a nonparametric model, the number of occupied topics at
     the end of the run, the mean over seeds of each cell's mean over chains; ``occupied_topics_min``
     / ``_max``: the range over every chain of every seed; all three None for the parametric models,
-    and for cells written before they were recorded."""
+    and for cells written before they were recorded.
+
+    ``baselines`` (``{data: cell}``, :func:`read_baselines`) adds each data set's word baseline
+    as its last row: ``model`` the baseline's name (``words: tf-idf + logistic``), ``response``
+    ``"words"``, ``sampler`` empty, ``topics``, ``sd``, the throughput and the densities None,
+    ``hyperparameters`` the regularisation its cross-validation chose."""
+    baselines = baselines or {}
     rows = []
     for data in grid.data:
         for model in grid.models:
@@ -571,6 +716,16 @@ def table_rows(grid: Grid, cells: dict) -> list:
                     "response": group[0]["response"]
                     or TWO_STEP_RESPONSE.get(grid.model_name(model), "none"),
                     "hyperparameters": group[0].get("hyperparameters")})
+        if data in baselines:
+            cell = baselines[data]
+            value = cell["metrics"][METRIC[cell["task"]]] if "metrics" in cell else cell["value"]
+            rows.append({"data": data, "model": cell["model"], "sampler": "", "topics": None,
+                         "occupied_topics": None, "occupied_topics_min": None,
+                         "occupied_topics_max": None, "seeds": 0, "metric": cell["metric"],
+                         "mean": value, "sd": None, "train_seconds": cell["train_seconds"],
+                         "token_iterations_per_second": None, "test_lpd": None,
+                         "test_lpd_sd": None, "response": WORDS,
+                         "hyperparameters": cell.get("regularisation")})
     return rows
 
 
@@ -585,6 +740,18 @@ def _occupied(row: dict) -> str:
         return (f"{row['occupied_topics']:.1f} ({row['occupied_topics_min']}-"
                 f"{row['occupied_topics_max']})")
     return "not recorded" if nonparametric(row["model"]) else ""
+
+
+def _regularisation(chosen: dict | None) -> str:
+    """``C = 2.78`` / ``C = 0.36-21.5 over the classes`` / ``alpha = 1``."""
+    if not chosen:
+        return "not recorded"
+    if "alpha" in chosen:
+        return f"alpha = {chosen['alpha']:.3g}"
+    values = chosen["C"]
+    if len(values) == 1:
+        return f"C = {values[0]:.3g}"
+    return f"C = {min(values):.3g}-{max(values):.3g} over the {len(values)} classes"
 
 
 def chains_text(n: int) -> str:
@@ -603,6 +770,11 @@ def markdown_table(rows: list, grid: Grid) -> str:
              "| data | model | sampler | K | occupied topics | metric | mean (sd) | train s | "
              "M token-it/s | test lpd / doc (sd) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        if r["response"] == WORDS:
+            lines.append(f"| {r['data']} | {r['model']} |  |  |  | {r['metric']} | "
+                         f"{r['mean']:.4f} | {r['train_seconds']:.1f} |  | n/a: not a topic "
+                         "model |")
+            continue
         lpd = (f"{r['test_lpd']:.4f} ({_sd(r['test_lpd_sd'])})" if r["test_lpd"] is not None
                else "n/a: no likelihood of y" if r["response"] in TWO_STEP_RESPONSE.values()
                else f"n/a: {r['response']} pseudo-likelihood")
@@ -617,7 +789,7 @@ def markdown_table(rows: list, grid: Grid) -> str:
                   "of the num_topics monitor), mean over chains and seeds (range over them)."]
     settings = {}  # (data, model) -> the facts its rows share (alpha per topic varies with K)
     for r in rows:
-        if r.get("hyperparameters"):
+        if r.get("hyperparameters") and r["response"] != WORDS:
             shared = settings.setdefault((r["data"], r["model"]), dict(r["hyperparameters"]))
             for key in [k for k, v in shared.items() if r["hyperparameters"].get(k) != v]:
                 del shared[key]
@@ -628,7 +800,15 @@ def markdown_table(rows: list, grid: Grid) -> str:
                   + ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
                               for k, v in facts.items())
                   for (data, model), facts in settings.items()]
-    pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None})
+    words = [r for r in rows if r["response"] == WORDS]
+    if words:
+        lines += ["", "words: the word baseline, not a topic model: a linear model on the "
+                  "tf-idf of the training documents' words (topiczoo.word_baseline), its "
+                  "regularisation chosen by cross-validation on the training set ("
+                  + "; ".join(f"{r['data']}: " + _regularisation(r["hyperparameters"])
+                              for r in words) + "); deterministic, so no seeds and no sd."]
+    pseudo = sorted({r["model"] for r in rows if r["test_lpd"] is None
+                     and r["response"] != WORDS})
     if pseudo:
         lines += ["", f"{', '.join(pseudo)}: the hinge / epsilon-insensitive losses are "
                   "pseudo-likelihoods (exp(-2c max(0, ell - y omega)) is no density of y) and "
@@ -652,6 +832,7 @@ def plot_series(rows: list, xkey: str) -> tuple:
     record them is not placed, and ``left_out`` names it. A label names a sampler other than
     exact (``medlda [light]``)."""
     series, left_out = [], []
+    rows = [r for r in rows if r["response"] != WORDS]  # the word baseline: a line, _plots
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
         growing = nonparametric(model)
@@ -712,6 +893,10 @@ def _plots(rows: list, out: Path) -> list:
                 for x, y, note in zip(s["x"], s["y"], s["notes"] or ()):
                     ax.annotate(note, (x, y), fontsize=7, textcoords="offset points",
                                 xytext=(3, 3))
+            for r in here:
+                if r["response"] == WORDS:
+                    ax.axhline(r["mean"], color="0.3", linestyle=":",
+                               label=f"{r['model']} ({r['train_seconds']:.1f} s)")
             if xkey == "topics" and any(s["nonparametric"] for s in series):
                 xlabel_here = ("number of topics: K, or for the nonparametric models (dashed, "
                                "diamonds)\ntheir occupied topics at the end (bars: range over "
@@ -810,7 +995,7 @@ def write_outputs(grid: Grid, out) -> list:
     """Write ``table.csv``, ``table.md``, the plots, the trees and ``compare.md`` from the
     finished cells in ``out``; returns the table's rows."""
     out = Path(out)
-    rows = table_rows(grid, read_cells(grid, out))
+    rows = table_rows(grid, read_cells(grid, out), read_baselines(grid, out))
     with open(out / "table.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()

@@ -21,7 +21,9 @@ class Run:
     test :class:`Prediction` (None for unsupervised models); train_seconds, predict_seconds:
     wall times (a two-step baseline's training includes its second step's fits: the linear
     model on the training topic proportions); token_iterations_per_second: training
-    throughput over all chains and fits.
+    throughput over all chains and fits; tuning: with ``options={"c": "cv"}``, the
+    :class:`~topiczoo.tuning.CTuning` of the search that chose c (its time is not in
+    train_seconds), else None.
     """
 
     result: FitResult | None
@@ -29,20 +31,49 @@ class Run:
     train_seconds: float
     predict_seconds: float
     token_iterations_per_second: float
+    tuning: object = None
 
 
 def fit_and_predict(entry, num_topics: int, train, test, *, options=None, fit_kwargs=None,
-                    predict_kwargs=None, progress: bool = True, checkpoint=None) -> Run:
+                    predict_kwargs=None, progress: bool = True, checkpoint=None,
+                    tuning=None) -> Run:
     """Build ``entry``'s model (``options`` as its keyword options), fit it on ``train`` and
     score ``test`` by the entry's driver. ``fit_kwargs`` go to :func:`topiczoo.fit.fit`,
     ``predict_kwargs`` to :func:`topiczoo.predict.predict`; ``checkpoint``: the fit's
     checkpoint file (one-vs-all: one per class beside it, :func:`topiczoo.ova.one_vs_all`).
     Numpy scalars among the settings (a K from ``np.arange``) are taken as the Python numbers
-    they hold, so that a message about one shows ``0``, not ``np.int64(0)``."""
+    they hold, so that a message about one shows ``0``, not ``np.int64(0)``.
+
+    ``options={"c": "cv"}`` chooses c first, as the command line's ``--c cv`` and the
+    estimators' ``c="cv"`` do: :func:`topiczoo.tuning.choose_c` on ``train`` (its fits with
+    these ``fit_kwargs`` and ``predict_kwargs``, seeded by ``fit_kwargs["seed"]``), then the
+    fit with the c chosen; ``tuning`` (a dict) passes more settings to ``choose_c``
+    (``grid``, ``num_folds``, ``strategy``, ``record``, ``client``, ``workers``, ...), and
+    ``Run.tuning`` holds what it found."""
     num_topics = _plain(num_topics)
     options, fit_kwargs, predict_kwargs = (
         {k: _plain(v) for k, v in (given or {}).items()}
         for given in (options, fit_kwargs, predict_kwargs))
+    found = None
+    if options.get("c") == "cv":
+        # a local import: topiczoo.tuning fits through this function
+        from topiczoo.tuning import choose_c
+
+        settings = {"seed": fit_kwargs.get("seed", 0), "progress": progress, **(tuning or {})}
+        found = choose_c(entry, num_topics, train, options=options, fit_kwargs=fit_kwargs,
+                         predict_kwargs=predict_kwargs, **settings)
+        options = {**options, "c": found.best_c}
+    elif tuning is not None:
+        raise ValueError("tuning= holds the settings of choosing c; give options={'c': 'cv'}")
+    run = _fit_and_predict(entry, num_topics, train, test, options, fit_kwargs,
+                           predict_kwargs, progress, checkpoint)
+    run.tuning = found
+    return run
+
+
+def _fit_and_predict(entry, num_topics, train, test, options, fit_kwargs, predict_kwargs,
+                     progress, checkpoint) -> Run:
+    """:func:`fit_and_predict` with c given."""
     model = entry.build(num_topics, corpus=train, **options)
     if entry.driver == "one-vs-all":
         tic = time.perf_counter()

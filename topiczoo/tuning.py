@@ -4,7 +4,9 @@
 part for every c of a grid and scores the fold's validation part; the c with the best mean
 validation metric wins (:class:`CTuning` records every value). The estimators' ``c="cv"``
 (:mod:`topiczoo.estimators`) and ``topiczoo fit --c cv`` run it; a search can keep each
-finished (c, fold) in a JSON record and resume from it.
+finished (c, fold) in a JSON record and resume from it. The (c, fold) fits are cells that
+can run on a Dask cluster (``client=``, ``workers=``, ``scheduler=``; :mod:`topiczoo.cluster`)
+with the scores of a run in one process.
 
 Default grids: :data:`C_GRID_CLASSIFICATION` (1, 2, 4, ..., 64) and :data:`C_GRID_REGRESSION`
 (powers of 4 from 1 to 1024); the metric by label kind: :data:`CV_METRIC`.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiczoo.checkpoints import corpus_fingerprint
+from topiczoo.cluster import open_client, run_cells, share
 from topiczoo.corpus import Corpus
 from topiczoo.labels import shown
 from topiczoo.run import fit_and_predict
@@ -102,7 +105,8 @@ def default_c_grid(kind: str) -> tuple:
 
 def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: int = 3,
              options=None, fit_kwargs=None, predict_kwargs=None, strategy: str = "ma",
-             seed: int = 0, progress: bool = False, record=None) -> CTuning:
+             seed: int = 0, progress: bool = False, record=None, client=None,
+             workers: int | None = 0, scheduler: str | None = None) -> CTuning:
     """Choose a model's c by ``num_folds``-fold cross-validation on ``corpus`` (training data).
 
     Args:
@@ -120,6 +124,12 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
         to which each (c, fold)'s validation metric is written as soon as it is known. A call
         with the same settings reads the finished ones back and fits only the others, so an
         interrupted search resumes; a record of other settings is refused with what differs.
+      client, workers, scheduler: where the (c, fold) fits run, as for
+        :func:`topiczoo.compare.compare` (:mod:`topiczoo.cluster`): a ``distributed.Client``;
+        the address of a Dask scheduler; or ``workers`` worker processes of a local cluster
+        (0, the default here: in this process, one after another; None: one per core). Each
+        fit is a function of its c, fold and settings alone, so the scores are those of a run
+        in this process, bit for bit. The record is written here as the scores come back.
     Returns a :class:`CTuning`: the c with the best mean validation metric (accuracy for
     classes, predictive R^2 for ratings, micro F1 for multi-label), every fold's value.
     """
@@ -143,27 +153,54 @@ def choose_c(entry, num_topics: int, corpus: Corpus, *, grid=None, num_folds: in
     done, metric = _read_cv_record(record, settings)
     scores = np.zeros((len(grid), num_folds))
     tic = time.perf_counter()
-    for i, c in enumerate(grid):
-        for k, (train, valid, _) in enumerate(folds):
-            cell = f"{c!r}/{k}"
-            if cell in done:
-                scores[i, k] = done[cell]
-                source = f"read from {record}"
-            else:
-                run = fit_and_predict(entry, num_topics, train, valid,
-                                      options={**options, "c": c}, fit_kwargs=fit_kwargs,
-                                      predict_kwargs=predict_kwargs, progress=False)
-                metric = CV_METRIC[run.prediction.task.kind]
-                done[cell] = float(run.prediction.metrics(valid.labels, strategy)[metric])
-                scores[i, k] = done[cell]
+    log = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
+    for i, c in enumerate(grid):  # the finished ones, read back
+        for k in range(num_folds):
+            if f"{c!r}/{k}" in done:
+                scores[i, k] = done[f"{c!r}/{k}"]
+                if progress:
+                    print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} "
+                          f"{scores[i, k]:.4f} (read from {record})", file=sys.stderr,
+                          flush=True)
+    todo = [(i, k) for i in range(len(grid)) for k in range(num_folds)
+            if f"{grid[i]!r}/{k}" not in done]
+    if todo:
+        with open_client(client, workers=workers, scheduler=scheduler, log=log,
+                         cells=len(todo)) as dask:
+            shared = [tuple(share(dask, part) for part in fold[:2]) for fold in folds]
+            tasks = [(f"c={grid[i]:g}-fold{k}",
+                      (_cv_cell, entry, num_topics, *shared[k], {**options, "c": grid[i]},
+                       fit_kwargs, predict_kwargs, strategy)) for i, k in todo]
+            where = {name: ik for (name, _), ik in zip(tasks, todo)}
+
+            def finished(name, result):
+                nonlocal metric
+                i, k = where[name]
+                metric, scores[i, k] = result
+                done[f"{grid[i]!r}/{k}"] = float(result[1])
                 if record is not None:
                     _write_json(record, {"settings": settings, "metric": metric, "scores": done})
-                source = f"{time.perf_counter() - tic:.0f} s so far"
-            if progress:
-                print(f"[choose c] c={c:g} fold {k + 1}/{num_folds}: {metric} {scores[i, k]:.4f}"
-                      f" ({source})", file=sys.stderr, flush=True)
+                return (f"c={grid[i]:g} fold {k + 1}/{num_folds}: {metric} {result[1]:.4f} "
+                        f"({time.perf_counter() - tic:.0f} s so far)")
+
+            run_cells(_call, tasks, client=dask, describe=finished, log=log, label="choose c")
     best = grid[int(np.argmax(scores.mean(1)))]  # ties: the first in grid order
     return CTuning(best, metric, grid, scores, time.perf_counter() - tic)
+
+
+def _call(function, *args):
+    """``function(*args)``: the task of one (c, fold) cell."""
+    return function(*args)
+
+
+def _cv_cell(entry, num_topics, train, valid, options, fit_kwargs, predict_kwargs,
+             strategy) -> tuple:
+    """One (c, fold) fit where it runs: ``(metric name, validation metric)``; ``options``
+    holds the c."""
+    run = fit_and_predict(entry, num_topics, train, valid, options=options,
+                          fit_kwargs=fit_kwargs, predict_kwargs=predict_kwargs, progress=False)
+    metric = CV_METRIC[run.prediction.task.kind]
+    return metric, float(run.prediction.metrics(valid.labels, strategy)[metric])
 
 
 def _cv_settings(entry, num_topics, corpus, num_folds, seed, strategy, options, fit_kwargs,

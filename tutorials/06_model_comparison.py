@@ -290,7 +290,8 @@ display(Markdown((grid20 / "table.md").read_text()))
 display(Image(filename=str(grid20 / "metric_vs_topics.png"), width=520))
 display(Image(filename=str(grid20 / "metric_vs_time.png"), width=520))
 print((grid20 / "compare.md").read_text())
-table20 = {(r["model"], int(r["topics"])): r for r in csv.DictReader(open(grid20 / "table.csv"))}
+table20 = {(r["model"], int(r["topics"])): r for r in csv.DictReader(open(grid20 / "table.csv"))
+           if r["topics"]}  # the word baseline's row has no K
 for k in sorted({k for _, k in table20}):
     g, m, b = (table20[(name, k)] for name in ("gslda", "medlda", "lda-svm"))
     gap = lambda a, z: (float(a["mean"]) - float(z["mean"])) / max(float(a["sd"]), float(z["sd"]))
