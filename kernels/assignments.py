@@ -13,7 +13,7 @@ exactly what the same sweep draws from a state that carries them (same seed, sam
 
 Measured on 20news, 20 tasks, K = 400, one chain, 40 iterations in a fresh process
 (``studies/light_20news.py --part rss``): the exact sampler's fit peaked at 1,747 MB (1,506 MB
-with large blocks returned to the system) while its state held the counts (a TopicState), and
+with large blocks returned to the system) while its state held the counts, and
 at 957 MB (845 MB) with this step; the light sampler's, which has used it from the start, at
 967 MB (848 MB).
 """
@@ -191,12 +191,11 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
                                beta: float, *, num_topics: int, vocab_size: int,
                                word_offsets=None, word_tokens=None,
                                log_likelihood: bool = False, num_threads: int = 1):
-    """One collapsed Gibbs sweep over every token (``kernels.topics.collapsed_topics_step``,
-    the papers' sampler) for a chain whose state holds the assignments alone.
+    """One collapsed Gibbs sweep over every token (``kernels.topics._collapsed_sweep``, the
+    papers' sampler) for a chain whose state holds the assignments alone.
 
     Args:
-      key: JAX PRNG key; the host seed is derived from it (the same as
-        ``collapsed_topics_step``'s, so both draw the same z from the same state).
+      key: JAX PRNG key; the host seed is derived from it.
       z: int32 [N] topic assignments; words: int32 [N]; doc_offsets: int32 [D+1].
       eta: float32 [T, K] (T = 0 for LDA); psi, rho: float32 [T, D] (Gaussian form).
       alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).

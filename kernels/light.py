@@ -64,8 +64,8 @@ word table) in total variation from the target; this design's, 1e-15. So:
   frozen variables is a valid proposal; this one is close to the target when the document's
   topics are homogeneous.
 
-No table outlives the call: nothing besides the TopicState is carried, and a run resumes
-exactly from (z, counts, eta, psi, rho, key).
+No table outlives the call: nothing besides z (and n_dk) is carried, and a run resumes
+exactly from (z, eta, psi, rho, key).
 
 Cost
 ----
@@ -579,21 +579,28 @@ def light_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: flo
                            beta: float, *, num_topics: int, vocab_size: int, word_offsets=None,
                            word_tokens=None, num_steps: int = 6, combination: str = "mixture",
                            log_likelihood: bool = False, num_threads: int = 1):
-    """:func:`light_topics_step` for a chain whose state holds the assignments alone.
+    """One light sweep over every token (module docstring) for a chain whose state holds the
+    assignments alone.
 
     The counts are rebuilt from z on the host at every call (``kernels.assignments``: O(N),
     into arrays that numpy allocates with huge pages) and dropped after the sweep, so no V x K
     array lives in the chain state or passes through the callback: at K = 400 on 20news that
-    is 86 MB less state and about 260 MB less peak than a TopicState step (whose n_wk is held
-    by the state, copied in by the callback and copied out to XLA), and far fewer page
-    faults. The sweep itself is the same function with the same seed, so the two steps draw
-    the same z from consistent inputs.
+    is 86 MB less state and about 260 MB less peak than a step whose state held the counts,
+    and far fewer page faults.
 
-    Args: as :func:`light_topics_step`, with ``z`` int32 [N] instead of a TopicState, and the
-      static ``num_topics`` (K) and ``vocab_size`` (V); ``log_likelihood`` (static): also
-      return log p(W | Z) of the new z (nats), computed from the host's counts in O(N + K)
-      before they are dropped (``kernels.assignments.assignments_log_likelihood``);
-      ``num_threads`` (static): chains swept at once (the draws do not depend on it).
+    Args:
+      key: JAX PRNG key (the host seed is derived from it).
+      z: int32 [N] topic assignments; words: int32 [N]; doc_offsets: int32 [D+1].
+      eta: float32 [T, K] (T = 0 for LDA); psi, rho: float32 [T, D] (Gaussian form).
+      alpha, beta: symmetric per-topic / per-word Dirichlet parameters (static floats).
+      num_topics, vocab_size: K and V (static).
+      word_offsets, word_tokens: the data's word index (``kernels.assignments``).
+      num_steps, combination (static): Metropolis-Hastings steps per token and how the
+        proposals combine ("mixture" or "cycle").
+      log_likelihood (static): also return log p(W | Z) of the new z (nats), computed from the
+        host's counts in O(N + K) before they are dropped
+        (``kernels.assignments.assignments_log_likelihood``).
+      num_threads (static): chains swept at once (the draws do not depend on it).
     Returns (z int32 [N], n_dk int32 [D, K]) after the sweep (n_dk for zbar; n_k is its
     column sum; n_wk, if a snapshot needs it, is a scatter of z), and float32 [] log p(W | Z)
     with ``log_likelihood``.

@@ -103,8 +103,9 @@ def _prior_draws(model, seed):
     return _test_functions(z, words, zbar, samples["eta"], samples["y"].astype(jnp.float32), aug)
 
 
-def _successive_draws(model, kernel_model, seed):
-    """Successive-conditional chains; ``kernel_model`` may differ from ``model`` (mutants).
+def _successive_draws(model, kernel_model, seed, sampler="exact"):
+    """Successive-conditional chains of ``sampler``; ``kernel_model`` may differ from ``model``
+    (mutants).
 
     ``NUM_CHAINS`` chains of ``NUM_STEPS`` steps, each started from its own draw of the joint
     (so every state of a right kernel is a draw of the joint: no burn-in), run vectorized: the
@@ -127,7 +128,7 @@ def _successive_draws(model, kernel_model, seed):
         aug0 = jnp.broadcast_to(start["s2"].reshape(NUM_CHAINS, -1, 1), y0.shape).astype(jnp.float32)
     else:
         aug0 = jnp.ones_like(y0)
-    kernel = GibbsKernel(kernel_model, VOCAB)
+    kernel = GibbsKernel(kernel_model, VOCAB, sampler=sampler)
 
     def log_likelihood(z, words):
         return assignments_log_likelihood(z, words, offsets, model.beta,
@@ -192,6 +193,15 @@ GAUSSIAN = slda_gaussian(2, s2=0.5, learn_s2=True, a0=3.0, b0=1.0, alpha=1.0, be
 )
 def test_geweke_joint_distribution(model):
     scores = _z_scores(_prior_draws(model, 0), _successive_draws(model, model, 1))
+    worst = max(scores, key=lambda k: abs(scores[k]))
+    assert abs(scores[worst]) < Z_LIMIT, f"{worst}: z = {scores[worst]:.2f}; all {scores}"
+
+
+@pytest.mark.parametrize("model", [LOGISTIC, GAUSSIAN], ids=["logistic-c1", "gaussian-learned-s2"])
+def test_geweke_joint_distribution_of_the_parallel_sampler(model):
+    """The document-parallel sampler (Phi drawn, then every document given Phi) against the
+    declaration's joint, as the exact sampler above."""
+    scores = _z_scores(_prior_draws(model, 0), _successive_draws(model, model, 1, "parallel"))
     worst = max(scores, key=lambda k: abs(scores[k]))
     assert abs(scores[worst]) < Z_LIMIT, f"{worst}: z = {scores[worst]:.2f}; all {scores}"
 

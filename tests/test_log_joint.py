@@ -35,8 +35,6 @@ CASES = {
     "gslda": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "exact"),
     "gslda/light": ("gslda", {"c": 2.0}, BINARY, "light"),
     "gslda/parallel": ("gslda", {"c": 2.0}, BINARY, "parallel"),
-    "medlda-multitask/parallel:z=jax": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
-                                        "parallel:z=jax"),
     "medlda": ("medlda", {"c": 2.0, "ell": 2.0}, BINARY, "exact"),
     "medlda-multilabel": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL, "exact"),
     "medlda-regression": ("medlda-regression", {"c": 2.0, "eps": 0.1}, RATINGS, "exact"),
@@ -62,8 +60,6 @@ def _state_after_steps(name, options, labels, sampler):
     task = task_of(model, corpus)
     data = corpus_data(model, corpus, task)
     chain_sampler = model.sampler(sampler, corpus.vocab_size, task)
-    if chain_sampler.prepare is not None:
-        data = chain_sampler.prepare(data)
     chain = init_chain(chain_sampler, jax.random.PRNGKey(11), data)
     for _ in range(NUM_STEPS):
         chain = step_chain(chain_sampler, chain, data)
