@@ -62,6 +62,10 @@ EXHAUSTIVE = {
     "tests/test_tempering.py::test_a_swap_with_the_temperatures_exchanged": "mutant",
     "tests/test_geweke.py::test_geweke_detects_wrong_conditional": "mutant",
     "tests/test_sbc.py::test_mutant_kernels_fail": "mutant",
+    "tests/test_topics.py::test_enumeration_given_eta_detects_a_mutant": "mutant",
+    "tests/test_shdp_globals.py::test_table_counts_detect_off_by_one": "mutant",
+    "tests/test_shdp_globals.py::test_gamma_update_detects_wrong_auxiliary": "mutant",
+    "tests/test_shdp_globals.py::test_alpha_update_detects_mutants": "mutant",
     "tests/test_shdp.py::test_enumeration_detects_": "mutant",
     "tests/test_shdp.py::test_enumeration_supervision_has_power": "mutant",
     "tests/test_shdp.py::test_geweke_detects_mutant": "mutant",
@@ -93,13 +97,78 @@ EXHAUSTIVE = {
         "hinge-two-tasks runs",
     "tests/test_parallel_jax.py::test_kernel_matches_enumeration[hinge-c3-ell1]":
         "hinge-two-tasks runs",
-    "tests/test_parallel_jax.py::test_kernel_matches_enumeration[gaussian-learned-s2]":
+    "tests/test_parallel_jax.py::test_kernel_matches_enumeration[hinge-two-tasks]":
         "the numba engine's runs; the engines share every block but Z's",
     "tests/test_parallel_jax.py::test_fit_draws_do_not_depend_on_the_devices":
         "the step's device test runs",
-    "tests/test_geweke.py::test_geweke_joint_distribution_of_the_parallel_sampler[gaussian":
-        "logistic runs",
     "tests/test_tempering.py::test_cold_and_hot_replicas_match_their_targets[hinge": "lda runs",
+    "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-2-2]": "mixture-2-3 runs",
+    "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-2-3]": "cycle-2-2 runs",
+    "tests/test_light.py::test_light_sweep_matches_enumeration_one_step[cycle]": "mixture runs",
+    "tests/test_light.py::test_read_ahead_does_not_change_the_draws[mixture-mild-2]":
+        "mixture-mild-0 runs",
+    "tests/test_light.py::test_read_ahead_does_not_change_the_draws[mixture-extreme-exponents-0]":
+        "mixture-extreme-exponents-2 runs",
+    "tests/test_light.py::test_read_ahead_does_not_change_the_draws[cycle-mild-0]":
+        "cycle-mild-2 runs",
+    "tests/test_light.py::test_read_ahead_does_not_change_the_draws[cycle-extreme-exponents-0]":
+        "cycle-extreme-exponents-2 runs",
+    "tests/test_light_kernel.py::test_light_kernel_matches_enumeration[logistic-c4-cycle]":
+        "the mixture of the same response and cycle for the others run",
+    "tests/test_light_kernel.py::test_light_kernel_matches_enumeration[hinge-c3-ell0.5-mixture]":
+        "the cycle of the same response and mixture for the others run",
+    "tests/test_light_kernel.py::test_light_kernel_matches_enumeration[gaussian-learned-s2-cycle]":
+        "the mixture of the same response and cycle for the others run",
+    "tests/test_parallel.py::test_kernel_matches_enumeration[gaussian-learned-s2]":
+        "the JAX engine's gaussian runs (the same blocks but Z's)",
+    "tests/test_parallel_jax.py::test_step_matches_enumeration_plain_lda":
+        "the step given eta and the kernel's lda run",
+    "tests/test_sbc.py::test_ranks_are_uniform[gaussian-s2]": "Geweke's gaussian runs",
+    "tests/test_tutorials.py::test_notebook_runs_at_small_size[03":
+        "minutes; CI checks its cells against its source",
+    "tests/test_shdp.py::test_enumeration_fixed_concentrations[hdp]":
+        "logistic-c1 runs the same sweep; the learned concentrations' test runs",
+    "tests/test_shdp.py::test_enumeration_fixed_concentrations[multiclass": "logistic-c1 runs",
+    "tests/test_geweke.py::test_geweke_joint_distribution_of_the_parallel_sampler":
+        "the parallel kernel's enumerations and the exact sampler's Geweke run",
+    "tests/test_enumeration.py::test_sampler_matches_enumeration[eps-insensitive-c3]":
+        "the parallel sampler's eps-insensitive runs (the responses' blocks are shared)",
+    "tests/test_enumeration.py::test_sampler_matches_enumeration[hinge-c3-ell1]":
+        "hinge-two-tasks runs",
+    "tests/test_enumeration.py::test_exact_sampler_eta_options_match_enumeration[exact:eta=qr-g":
+        "the QR draw's draws are pinned by the draw digests",
+    "tests/test_parallel.py::test_kernel_matches_enumeration[logistic-c3]":
+        "the exact sampler's logistic runs; parallel's eps-insensitive runs its response table",
+    "tests/test_shdp.py::test_enumeration_learned_concentrations":
+        "logistic-c1 runs the sweep; test_shdp_globals the alpha and gamma conditionals",
+    "tests/test_cli.py::test_a_relative_setting_is_reported_in_response_units[shdp-gaussian":
+        "shdp-regression runs",
+    "tests/test_sbc.py::test_ranks_are_uniform": "the kernels' enumeration and Geweke run",
+    "tests/test_recovery.py::test_eta_direction_is_recovered[medlda]": "gslda runs",
+    "tests/test_recovery.py::test_medlda_regression_recovers_eta": "gaussian sLDA runs",
+    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[tables-1-":
+        "tables-2-3 and the kernel's run",
+    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[tables-2-2]":
+        "tables-2-3 and the kernel's run",
+    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[log-space-1-":
+        "log-space-2-3 runs",
+    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[log-space-2-2]":
+        "log-space-2-3 runs",
+    "tests/test_shdp_globals.py::test_table_counts_follow_antoniak[8-0.1": "two settings run",
+    "tests/test_shdp_globals.py::test_table_counts_follow_antoniak[8-200": "two settings run",
+    "tests/test_shdp_globals.py::test_gamma_update_keeps_its_conditional[1-1": "two settings run",
+    "tests/test_shdp_globals.py::test_gamma_update_keeps_its_conditional[2-2000":
+        "two settings run",
+    "tests/test_shdp_globals.py::test_gamma_update_keeps_its_conditional[30-40":
+        "two settings run",
+    "tests/test_shdp_globals.py::test_alpha_update_keeps_its_conditional[one": "mixed runs",
+    "tests/test_shdp_globals.py::test_alpha_update_keeps_its_conditional[distinct": "mixed runs",
+    "tests/test_enumeration.py::test_sampler_matches_enumeration[logistic-multiclass]":
+        "hinge-two-tasks runs the tasks' code",
+    "tests/test_estimators.py::test_scikit_learn_estimator_checks":
+        "the estimators' own tests of fit, predict, score and parameters run",
+    "tests/test_hdp_baselines.py::test_regression_beats_a_constant[hdp-glm]": "shdp-map runs",
+    "tests/test_hdp_baselines.py::test_binary_beats_a_constant[shdp-map": "the regression runs",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[gaussian]":
         "the sweep's response table runs in logistic-c1; s2 in test_geweke_gaussian_shdp",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[logistic-c3]": "c = 1 runs",
