@@ -4,6 +4,7 @@ down, and the parametric samplers' use of the trim."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -34,9 +35,16 @@ print(json.dumps({"took": took, "kept_kb": rss_kb() - before}))
 """
 
 
+def _glibc_default_env() -> dict:
+    """This environment without glibc's malloc tunables: a Dask nanny started earlier in the
+    process leaves MALLOC_TRIM_THRESHOLD_=65536 in os.environ, and glibc then trims by itself."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}
+
+
 def _kept_kb(set_threshold: bool) -> dict:
     out = subprocess.run([sys.executable, "-c", _CHILD, "1" if set_threshold else "0"],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True,
+                         env=_glibc_default_env()).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -87,7 +95,7 @@ print(json.dumps({"kept_kb": kept, "released": released, "after_trim_kb": rss_kb
 @pytest.mark.skipif(_glibc() is None, reason="the trim is glibc's malloc_trim")
 def test_trim_gives_the_free_pages_of_a_fragmented_heap_back():
     out = subprocess.run([sys.executable, "-c", _TRIM_CHILD], check=True, capture_output=True,
-                         text=True).stdout
+                         text=True, env=_glibc_default_env()).stdout
     result = json.loads(out.strip().splitlines()[-1])
     assert result["kept_kb"] > 40 << 10  # freed, but glibc keeps them resident
     assert result["released"] is True
