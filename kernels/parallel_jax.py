@@ -11,8 +11,9 @@ lanes), from
     log p(z_dn = k | rest) = log(n_dk^-dn + alpha) + log phi_{w k}
                              + sum_t psi_td omega_td(k) - rho_td omega_td(k)^2 / 2 + const.
 
-Random numbers: the topics' Gamma draws from the step's key (``jax.random.loggamma``, which keeps
-the tiny draws of a small shape), token i of document d from ``fold_in(fold_in(key, d), i)``: the
+Random numbers: the step's key is split in two; the topics' Gamma draws come from the first
+half (``jax.random.loggamma``, which keeps the tiny draws of a small shape), token i of document
+d from ``fold_in(fold_in(second half, d), i)``: the
 draws do not depend on the buckets, nor on how documents are spread over devices. They are not
 the numba step's draws (another generator): a run is reproducible with the same engine.
 """
