@@ -104,7 +104,6 @@ EXHAUSTIVE = {
     "tests/test_tempering.py::test_cold_and_hot_replicas_match_their_targets[hinge": "lda runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-2-2]": "mixture-2-3 runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-2-3]": "cycle-2-2 runs",
-    "tests/test_light.py::test_light_sweep_matches_enumeration_one_step[cycle]": "mixture runs",
     "tests/test_light.py::test_read_ahead_does_not_change_the_draws[mixture-mild-2]":
         "mixture-mild-0 runs",
     "tests/test_light.py::test_read_ahead_does_not_change_the_draws[mixture-extreme-exponents-0]":
@@ -124,8 +123,6 @@ EXHAUSTIVE = {
     "tests/test_parallel_jax.py::test_step_matches_enumeration_plain_lda":
         "the step given eta and the kernel's lda run",
     "tests/test_sbc.py::test_ranks_are_uniform[gaussian-s2]": "Geweke's gaussian runs",
-    "tests/test_tutorials.py::test_notebook_runs_at_small_size[03":
-        "minutes; CI checks its cells against its source",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[hdp]":
         "logistic-c1 runs the same sweep; the learned concentrations' test runs",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[multiclass": "logistic-c1 runs",
@@ -146,14 +143,6 @@ EXHAUSTIVE = {
     "tests/test_sbc.py::test_ranks_are_uniform": "the kernels' enumeration and Geweke run",
     "tests/test_recovery.py::test_eta_direction_is_recovered[medlda]": "gslda runs",
     "tests/test_recovery.py::test_medlda_regression_recovers_eta": "gaussian sLDA runs",
-    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[tables-1-":
-        "tables-2-3 and the kernel's run",
-    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[tables-2-2]":
-        "tables-2-3 and the kernel's run",
-    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[log-space-1-":
-        "log-space-2-3 runs",
-    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta[log-space-2-2]":
-        "log-space-2-3 runs",
     "tests/test_shdp_globals.py::test_table_counts_follow_antoniak[8-0.1": "two settings run",
     "tests/test_shdp_globals.py::test_table_counts_follow_antoniak[8-200": "two settings run",
     "tests/test_shdp_globals.py::test_gamma_update_keeps_its_conditional[1-1": "two settings run",
@@ -169,6 +158,15 @@ EXHAUSTIVE = {
         "the estimators' own tests of fit, predict, score and parameters run",
     "tests/test_hdp_baselines.py::test_regression_beats_a_constant[hdp-glm]": "shdp-map runs",
     "tests/test_hdp_baselines.py::test_binary_beats_a_constant[shdp-map": "the regression runs",
+    "tests/test_draws_unchanged.py": "a guard for refactors, not a proof: run it (or "
+        "python tests/draw_digests.py --check) after touching a kernel",
+    "tests/test_tutorials.py::test_notebook_runs_at_small_size[02":
+        "minutes; CI checks its cells against its source",
+    "tests/test_topics.py::test_exact_sweep_matches_enumeration_given_eta":
+        "the exact kernel's enumerations run the same sweep",
+    "tests/test_enumeration.py::test_sequential_chains_are_the_vectorized_chains":
+        "test_kernel.py's vectorized and sequential chains run",
+    "tests/test_light.py::test_light_sweep_matches_enumeration_one_step": "the sweeps' run",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[gaussian]":
         "the sweep's response table runs in logistic-c1; s2 in test_geweke_gaussian_shdp",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[logistic-c3]": "c = 1 runs",
@@ -177,6 +175,8 @@ EXHAUSTIVE = {
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[hdp-alpha5": "hdp runs",
     "tests/test_shdp.py::test_enumeration_learned_concentrations[hdp]": "logistic-c3 runs",
     "tests/test_shdp.py::test_enumeration_several_auxiliary_topics": "one auxiliary topic runs",
+    "tests/test_tutorials.py::test_notebook_runs_at_small_size[03":
+        "minutes; CI checks its cells against its source",
     "tests/test_tutorials.py::test_notebook_runs_at_small_size[04": "real data, minutes; CI checks its cells against its source",
     "tests/test_tutorials.py::test_notebook_runs_at_small_size[05": "real data, minutes; CI checks its cells against its source",
     "tests/test_tutorials.py::test_notebook_runs_at_small_size[06": "real data, minutes; CI checks its cells against its source",
