@@ -167,6 +167,9 @@ EXHAUSTIVE = {
     "tests/test_enumeration.py::test_sequential_chains_are_the_vectorized_chains":
         "test_kernel.py's vectorized and sequential chains run",
     "tests/test_light.py::test_light_sweep_matches_enumeration_one_step": "the sweeps' run",
+    "tests/test_shdp.py::test_table_form_matches_log_space_sweep":
+        "the kernel's enumeration runs the table form; this compares it with the log-space "
+        "form at larger scales (81 s in a fresh clone, mostly compiling the log-space sweep)",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[gaussian]":
         "the sweep's response table runs in logistic-c1; s2 in test_geweke_gaussian_shdp",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[logistic-c3]": "c = 1 runs",
