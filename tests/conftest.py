@@ -139,7 +139,7 @@ EXHAUSTIVE = {
     "tests/test_shdp.py::test_enumeration_learned_concentrations":
         "logistic-c1 runs the sweep; test_shdp_globals the alpha and gamma conditionals",
     "tests/test_cli.py::test_a_relative_setting_is_reported_in_response_units[shdp-gaussian":
-        "shdp-regression runs",
+        "medlda-regression runs",
     "tests/test_sbc.py::test_ranks_are_uniform": "the kernels' enumeration and Geweke run",
     "tests/test_recovery.py::test_eta_direction_is_recovered[medlda]": "gslda runs",
     "tests/test_recovery.py::test_medlda_regression_recovers_eta": "gaussian sLDA runs",
@@ -170,6 +170,10 @@ EXHAUSTIVE = {
     "tests/test_shdp.py::test_table_form_matches_log_space_sweep":
         "the kernel's enumeration runs the table form; this compares it with the log-space "
         "form at larger scales (81 s in a fresh clone, mostly compiling the log-space sweep)",
+    "tests/test_shdp_family.py::test_default_regression_cost_is_per_sd_so_a_change_of_units_"
+    "changes_no_draw[shdp-regression]": "medlda-regression runs the same rule",
+    "tests/test_cli.py::test_a_relative_setting_is_reported_in_response_units[shdp-regression":
+        "medlda-regression runs",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[gaussian]":
         "the sweep's response table runs in logistic-c1; s2 in test_geweke_gaussian_shdp",
     "tests/test_shdp.py::test_enumeration_fixed_concentrations[logistic-c3]": "c = 1 runs",
