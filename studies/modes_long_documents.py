@@ -39,7 +39,7 @@ import json
 import time
 
 from _harness import RESULTS, command_line, ensure_dir, log, parser, pyplot, save_figure, \
-    saved_args, single_thread, write_json
+    saved_args, single_thread, write_json, write_outputs
 
 single_thread()
 
@@ -171,8 +171,44 @@ def part_tempering(args, train, test) -> dict:
 
 
 def report(out) -> None:
-    """modes_long_documents.md and .png from the parts' .json (written when they exist)."""
-    raise NotImplementedError
+    """modes_long_documents.md and .png from the parts' .json found in ``out``: a row per run
+    of the seeds parts (its last log joint, test accuracy, CPU seconds per iteration), the
+    tempering part's last log joints, and the log joint along each run."""
+    parts = {path.name[len(STEM) + 1:-len(".json")]: json.loads(path.read_text())
+             for path in sorted(out.glob(f"{STEM}.*.json"))}
+    if not parts:
+        raise SystemExit(f"no {STEM}.*.json in {out}: run --part seeds or tempering first")
+    traces, lines = {}, [f"# {STEM}", ""]
+    for name, record in parts.items():
+        lines += [f"## {name}", "", f"`{record['command']}`", ""]
+        if name.startswith("seeds"):
+            lines += ["| sampler | init | seed | log joint (last) | test accuracy | CPU s / it |",
+                      "|---|---|---|---|---|---|"]
+            for run in record["runs"]:
+                label = f"{name} {run['sampler']} seed {run['seed']}"
+                traces[label] = run["trace"]
+                lines.append(f"| {run['sampler']} | {run['init']} | {run['seed']} | "
+                             f"{run['trace'][-1]['log_joint']:.6g} | "
+                             f"{run['test_accuracy']:.4f} | "
+                             f"{run['cpu_seconds_per_iteration']:.3f} |")
+        else:
+            lines += ["| run | last iteration | log joint (last) | CPU s |", "|---|---|---|---|"]
+            for run, rows in record["runs"].items():
+                traces[f"{name} {run}"] = rows
+                lines.append(f"| {run} | {rows[-1]['iteration']} | "
+                             f"{rows[-1]['log_joint']:.6g} | {rows[-1]['cpu_seconds']:.0f} |")
+        lines.append("")
+
+    def draw(path):
+        fig, ax = pyplot().subplots(figsize=(9, 5))
+        for label, rows in traces.items():
+            ax.plot([r["iteration"] for r in rows], [r["log_joint"] for r in rows], label=label)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("log joint (nats)")
+        ax.legend(fontsize=7)
+        save_figure(fig, path)
+
+    write_outputs(out / STEM, "\n".join(lines), draw)
 
 
 def _parser():
