@@ -87,14 +87,9 @@ KERNEL_PROBLEMS = ["lda", "hinge-c3-ell1", "gaussian-learned-s2", "hinge-two-tas
 @pytest.mark.slow
 @pytest.mark.parametrize("name", KERNEL_PROBLEMS)
 def test_kernel_matches_enumeration(name):
-    import test_enumeration as te
-    from test_parallel import KERNEL_TV_BOUND
+    from test_parallel import assert_kernel_matches_enumeration
 
-    problem = te.PROBLEMS[name]
-    freq = te._frequencies(problem, sampler="parallel:z=jax", num_samples=800, num_warmup=300)
-    tv = te.total_variation(te._exact(problem), freq)
-    print(f"{name}: TV {tv:.4f}")
-    assert tv < KERNEL_TV_BOUND, f"TV {tv:.4f} between the JAX engine's Z and the exact one"
+    assert_kernel_matches_enumeration(name, "parallel:z=jax")
 
 
 def test_buckets_hold_every_token_once_in_order():
