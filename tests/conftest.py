@@ -101,6 +101,8 @@ EXHAUSTIVE = {
         "the numba engine's runs; the engines share every block but Z's",
     "tests/test_parallel_jax.py::test_fit_draws_do_not_depend_on_the_devices":
         "the step's device test runs",
+    "tests/test_hosts.py::test_two_processes_of_two_devices_draw_what_one_process_draws":
+        "two processes of one device each run (the same code path; 49 s more)",
     "tests/test_tempering.py::test_cold_and_hot_replicas_match_their_targets[hinge": "lda runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-2-2]": "mixture-2-3 runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-2-3]": "cycle-2-2 runs",
