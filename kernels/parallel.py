@@ -43,7 +43,7 @@ from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, c
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import seed_words_from_key, threads_for
-from topiczoo.kernels.random import log_gamma, seed_stream, uniform
+from topiczoo.kernels.random import gamma_floored, seed_stream, uniform
 from topiczoo.kernels.topics import _TABLE_ENTRIES, _document_count_factor
 
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
@@ -86,7 +86,7 @@ def _draw_topics(n_wk, beta, seed, g, inv_s):
         seed_stream(seed, 2 * b, rng)
         for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
             for k in range(num_topics):
-                gv = math.exp(max(log_gamma(rng, n_wk[w, k] + beta), _LOG_TINY))
+                gv = gamma_floored(rng, n_wk[w, k] + beta, _LOG_TINY)
                 g[w, k] = gv
                 partial[b, k] += gv
     for k in range(num_topics):

@@ -119,10 +119,15 @@ SMALL_SHAPE = 0.3
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _log_gamma_small(s, a):
-    """log G, G ~ Gamma(a, 1) for 0 < a < 1, by Liu, Martin and Syring's rejection sampler of
-    Z = -a log G (density proportional to exp(-z - exp(-z / a))): envelope e^-z on z >= 0
+    """(log G, G), G ~ Gamma(a, 1) for 0 < a < 1, by Liu, Martin and Syring's rejection sampler
+    of Z = -a log G (density proportional to exp(-z - exp(-z / a))): envelope e^-z on z >= 0
     and w lambda e^(lambda z) on z < 0, lambda = 1 / a - 1, w = a / (e (1 - a)), the first
-    part with probability r = 1 / (1 + w)."""
+    part with probability r = 1 / (1 + w). G = exp(-z / a) is the test's own exponential
+    (0 where it underflows), returned so that a caller who wants G pays no second exp.
+
+    On z >= 0 the acceptance test log U < -G first tries the squeeze U <= 1 - G (exp(-G) >
+    1 - G), which decides it without a log but where U = 1 exactly and G < 2^-53 (one draw in
+    2^53): the log is taken for the others."""
     lam = 1.0 / a - 1.0
     w = a / (math.e * (1.0 - a))
     r = 1.0 / (1.0 + w)
@@ -130,12 +135,15 @@ def _log_gamma_small(s, a):
         u = open_uniform(s)
         if u <= r:
             z = -math.log(u / r)
-            log_ratio = -math.exp(-z / a)  # h(z) / eta(z) on z >= 0
+            g = math.exp(-z / a)
+            u = open_uniform(s)
+            if u <= 1.0 - g or math.log(u) < -g:  # h(z) / eta(z) = exp(-G) on z >= 0
+                return -z / a, g
         else:
             z = math.log(open_uniform(s)) / lam
-            log_ratio = -z - math.exp(-z / a) - math.log(w * lam) - lam * z
-        if math.log(open_uniform(s)) < log_ratio:
-            return -z / a
+            g = math.exp(-z / a)
+            if math.log(open_uniform(s)) < -z - g - math.log(w * lam) - lam * z:
+                return -z / a, g
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -144,5 +152,16 @@ def log_gamma(s, a):
     if a >= 1.0:
         return _log_gamma_large(s, a)
     if a <= SMALL_SHAPE:
-        return _log_gamma_small(s, a)
+        return _log_gamma_small(s, a)[0]
     return _log_gamma_large(s, a + 1.0) + math.log(open_uniform(s)) / a
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def gamma_floored(s, a, log_floor):
+    """max(G, exp(log_floor)), G ~ Gamma(a, 1): exp(max(log_gamma(s, a), log_floor)), the same
+    draw from the same stream, without a second exp below :data:`SMALL_SHAPE` (the Dirichlet
+    draws of words absent from a topic)."""
+    if a <= SMALL_SHAPE:
+        log_g, g = _log_gamma_small(s, a)
+        return g if log_g >= log_floor else math.exp(log_floor)
+    return math.exp(max(log_gamma(s, a), log_floor))

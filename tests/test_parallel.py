@@ -94,8 +94,8 @@ def test_step_matches_enumeration_plain_lda():
 @pytest.mark.slow
 def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
     """Phi_k ~ Dir(n_.k + 1) instead of Dir(n_.k + beta): the chain misses the target."""
-    wrong = mutant(par._draw_topics, [("log_gamma(rng, n_wk[w, k] + beta)",
-                                       "log_gamma(rng, n_wk[w, k] + 1.0)")])
+    wrong = mutant(par._draw_topics, [("gamma_floored(rng, n_wk[w, k] + beta,",
+                                       "gamma_floored(rng, n_wk[w, k] + 1.0,")])
     run = _runner(wrong, numba.njit(par._sweep_documents.py_func))
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), _frequencies(3, 2, "tables", run))
     assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
