@@ -103,6 +103,8 @@ EXHAUSTIVE = {
         "the step's device test runs",
     "tests/test_hosts.py::test_two_processes_of_two_devices_draw_what_one_process_draws":
         "two processes of one device each run (the same code path; 49 s more)",
+    "tests/test_hosts.py::test_a_fit_by_two_processes_is_the_fit_of_one":
+        "the step by two processes runs (the same step in fit; 310 s)",
     "tests/test_tempering.py::test_cold_and_hot_replicas_match_their_targets[hinge": "lda runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-2-2]": "mixture-2-3 runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-2-3]": "cycle-2-2 runs",

@@ -21,6 +21,11 @@ on its own devices only its rows of the buckets. The draws are those of one proc
 mesh, bit for bit: the step's random streams are keyed by (step key, document), never by
 device (``tests/test_hosts.py``).
 
+``fit(model, corpus, sampler="parallel:z=jax", ...)`` needs nothing more: run after
+:func:`initialize` in every process, each building the same corpus, its mesh is
+``jax.devices()`` (every process's devices) and its draws are one process's
+(``tests/test_hosts.py``, exhaustive tier).
+
 On CPU the processes' collectives go through gloo (``jax_cpu_collectives_implementation``),
 which :func:`initialize` selects; on GPUs and TPUs the platform's own.
 """
