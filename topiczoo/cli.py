@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import math
 import os
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from topiczoo import registry_table, rundir
+from topiczoo import hosts, registry_table, rundir
 from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.errors import InsufficientMemoryError
 
@@ -191,6 +192,7 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
                         "may use): the parallel sampler sweeps its documents on them, the "
                         "others their chains; the draws do not depend on it")
     _add_schedule(f)
+    _add_processes(f)
     f.add_argument("--out", default=None,
                    help=f"output folder (default: a new folder {rundir.RUNS}/MODEL-YYYYmmdd-"
                         f"HHMMSS, {rundir.RUNS}/{rundir.LATEST} naming the newest); a folder "
@@ -202,6 +204,29 @@ def _add_fit(sub, table: dict) -> argparse.ArgumentParser:
     _add_model_options(f, table)
     _add_prediction(f)
     return f
+
+
+def _add_processes(f) -> None:
+    """``--coordinator``, ``--num-processes``, ``--process-id`` and ``--coordinator-timeout``:
+    one run by several processes (``topiczoo.hosts``)."""
+    g = f.add_argument_group(
+        "several processes",
+        "one run of --sampler parallel:z=jax by N processes (on several hosts, or several on "
+        "one machine), the documents sharded over the devices of all: start the same command "
+        "in each process with its own --process-id. Process 0 serves at --coordinator, prints "
+        "the progress and writes the outputs and checkpoints; the others compute the same "
+        "run and write nothing. The draws are those of one process; a checkpoint resumes on "
+        "any number of processes (process 0 reads it and sends it to the others)")
+    g.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="address of process 0, the same in every process (process 0 listens "
+                        "on PORT); [::1]:PORT for an IPv6 host")
+    g.add_argument("--num-processes", type=int, default=None, metavar="N",
+                   help="processes in the run")
+    g.add_argument("--process-id", type=int, default=None, metavar="I",
+                   help="this process's rank, 0..N-1 (0 writes the outputs)")
+    g.add_argument("--coordinator-timeout", type=_number, default=None, metavar="SECONDS",
+                   help="seconds to wait for the coordinator and the other processes "
+                        "(default 60)")
 
 
 def _add_schedule(f) -> None:
@@ -512,18 +537,27 @@ def run_fit(args, table: dict | None = None) -> dict:
     data, then fit, predict, write the run folder and print what it holds. Returns the summary
     dictionary (empty after ``--check``)."""
     plan = _plan_fit(args, registry_table.load() if table is None else table)
+    _join(args)  # before the models are imported: JAX's runtime first
     entry = _check_model(args, plan)
     data = _load_data(args, plan)
     _check_memory(args, plan, entry, data)
     if args.check:
         _print_check(args, plan, data)
         return {}
+    several = args.coordinator is not None and _num_processes(args) > 1
+    if several:
+        _check_same_settings(args, data)
+    if _process_id(args) != 0:
+        return _follow(args, plan, entry, data)
     out = _open_out(args, plan)
     _log(args, f"{data.name}: train D={data.train.num_docs} N={data.train.num_tokens} "
                f"V={data.train.vocab_size}; test D={data.test.num_docs} ({data.dropped} test "
                f"tokens outside the training vocabulary dropped)")
     tuning = _choose_c(args, plan, entry, data, out) if plan.cv else None
-    run = _fit_and_predict(args, plan, entry, data, out)
+    if several:
+        _share_checkpoints(args, out)
+    run = _fit_and_predict(args, plan, entry, data,
+                           out / "checkpoint.npz" if args.checkpoint else None)
     metrics = _test_metrics(run, data)
     tree, table = _write_tree(run, entry, data, out)
     summary = _summary(args, plan, entry, data, run, metrics, tuning, table)
@@ -557,7 +591,10 @@ def _plan_fit(args, table: dict) -> _FitPlan:
         raise ValueError("--workers and --scheduler run the fits of --c cv on a cluster; "
                          "give --c cv too (a single fit runs in this process)")
     _check_cluster(args)
+    _check_processes(args, cv)
     out = None if args.out is None else rundir.resolve(args.out)
+    if _process_id(args) != 0:  # writes nothing: process 0's --out is process 0's to check
+        return _FitPlan(model, options, cv, out, "none")
     mode = "new" if out is None else rundir.check_out(out, overwrite=args.overwrite,
                                                         resume=args.checkpoint)
     return _FitPlan(model, options, cv, out, mode)
@@ -618,6 +655,141 @@ def _check_run(args) -> None:
     if args.burnin is not None and not 0 <= args.burnin < args.iterations:
         raise ValueError(f"--burnin must lie in [0, --iterations={args.iterations}), "
                          f"got {args.burnin}")
+
+
+#: The coordinator's wait of --coordinator-timeout, seconds.
+COORDINATOR_TIMEOUT_S = 60.0
+#: Settings that may differ between the processes of one run (all others must be equal).
+_PER_PROCESS = ("process_id", "coordinator_timeout", "out", "overwrite", "checkpoint", "quiet",
+                "check", "data_dir", "threads", "run_dir")
+
+
+def _num_processes(args) -> int:
+    return getattr(args, "num_processes", None) or 1
+
+
+def _process_id(args) -> int:
+    return getattr(args, "process_id", None) or 0
+
+
+def _check_processes(args, cv: bool) -> None:
+    """--coordinator, --num-processes and --process-id: all three or none, a valid address and
+    rank; several processes run the parallel sampler's JAX engine only, and not --c cv."""
+    given = {"--coordinator": args.coordinator, "--num-processes": args.num_processes,
+             "--process-id": args.process_id}
+    missing = [flag for flag, value in given.items() if value is None]
+    if len(missing) == len(given):
+        if args.coordinator_timeout is not None:
+            raise ValueError("--coordinator-timeout is the wait of --coordinator; give "
+                             "--coordinator, --num-processes and --process-id too")
+        return
+    if missing:
+        raise ValueError("a run by several processes needs --coordinator, --num-processes and "
+                         f"--process-id together; missing {', '.join(missing)}")
+    n, rank = args.num_processes, args.process_id
+    if n < 1:
+        raise ValueError(f"--num-processes must be >= 1, got {n}")
+    if not 0 <= rank < n:
+        raise ValueError(f"--process-id must be in 0..{n - 1} (--num-processes {n}), got {rank}")
+    try:
+        hosts._parse_address(args.coordinator)
+    except ValueError as err:
+        raise ValueError(f"--{err}") from None
+    if args.coordinator_timeout is not None and args.coordinator_timeout <= 0:
+        raise ValueError(f"--coordinator-timeout must be a positive number of seconds, got "
+                         f"{args.coordinator_timeout:g}")
+    if n > 1 and not _jax_engine(args.sampler):
+        raise ValueError(f"--num-processes {n} runs the parallel sampler's JAX engine across "
+                         f"the processes: give --sampler parallel:z=jax, not --sampler "
+                         f"{args.sampler} (the exact, light and parallel (numba) engines run "
+                         f"on one host)")
+    if n > 1 and cv:
+        raise ValueError("--c cv runs its fits on a Dask cluster (--workers, --scheduler), not "
+                         f"on --num-processes {n}: give --c a number")
+
+
+def _jax_engine(sampler: str) -> bool:
+    """Whether ``sampler`` names the parallel sampler's JAX engine (``parallel:...z=jax...``),
+    read from the text: parsing it with the model's parser could start a JAX backend (plain
+    ``parallel`` asks JAX whether it runs on a GPU), which must wait for the runtime."""
+    head, _, rest = sampler.partition(":")
+    options = dict((key.strip(), value.strip()) for key, _, value in
+                   (item.partition("=") for item in rest.split(",")))
+    return head.strip() == "parallel" and options.get("z") == "jax"
+
+
+def _join(args) -> None:
+    """With --coordinator: start JAX's multi-process runtime (``hosts.initialize``), before
+    anything starts a JAX backend (the models are imported after it). Not for --check."""
+    if args.coordinator is None or args.check:
+        return
+    n, rank = _num_processes(args), _process_id(args)
+    timeout = args.coordinator_timeout or COORDINATOR_TIMEOUT_S
+    hosts.initialize(args.coordinator, n, rank, timeout_s=timeout)
+    import jax
+
+    role = "it writes the outputs" if rank == 0 else "process 0 writes the outputs, this one nothing"
+    _log(args, f"process {rank} of {n} joined the run at {args.coordinator} "
+               f"({len(jax.devices())} devices in all); {role}")
+
+
+def _check_same_settings(args, data: "_Data") -> None:
+    """Every process of the run was given process 0's settings and read its corpus (a digest
+    of each, gathered from all processes); a ValueError in every process otherwise, rather
+    than a run whose processes disagree."""
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    settings = {k: v for k, v in sorted(vars(args).items()) if k not in _PER_PROCESS}
+    digest = hashlib.sha256(json.dumps(settings, default=str).encode())
+    for corpus in (data.train, data.test):
+        for array in (corpus.words, corpus.doc_offsets):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update("\n".join(corpus.vocabulary).encode())
+    mine = np.array([int(digest.hexdigest()[:7], 16)], np.int32)
+    every = np.asarray(multihost_utils.process_allgather(mine)).ravel()
+    differ = [str(rank) for rank, value in enumerate(every) if value != every[0]]
+    if differ:
+        raise ValueError(f"process {', '.join(differ)} of {len(every)} was given other "
+                         "settings or read another corpus than process 0: give every process "
+                         "the same command but --process-id (and --out, --quiet, --data-dir)")
+
+
+def _share_checkpoints(args, out: Path | None) -> dict:
+    """With several processes: process 0's checkpoints in ``out`` that --checkpoint resumes
+    from, sent to every process ({file name: contents}; empty when there are none, or without
+    --checkpoint). Every process calls it at the same point."""
+    files = {}
+    if _process_id(args) == 0 and args.checkpoint and out is not None:
+        files = {p.name: p.read_bytes() for p in rundir.resumable(out)
+                 if p.suffix == ".npz" and p.is_file()}
+    header = json.dumps([[name, len(blob)] for name, blob in files.items()]).encode()
+    packed = hosts.broadcast_bytes(len(header).to_bytes(8, "little") + header
+                                   + b"".join(files.values()))
+    size = int.from_bytes(packed[:8], "little")
+    shared, at = {}, 8 + size
+    for name, length in json.loads(packed[8:at]):
+        shared[name], at = packed[at:at + length], at + length
+    return shared
+
+
+def _follow(args, plan: "_FitPlan", entry, data: "_Data") -> dict:
+    """A process other than 0: the same run as process 0, from process 0's checkpoint when it
+    resumes one (kept in a private temporary folder, removed at the end), with no progress,
+    warnings or outputs. Returns an empty summary."""
+    import tempfile
+
+    files = _share_checkpoints(args, None)
+    with tempfile.TemporaryDirectory(prefix=f"topiczoo-process{_process_id(args)}-") as folder:
+        for name, blob in files.items():
+            (Path(folder) / name).write_bytes(blob)
+        checkpoint = Path(folder) / "checkpoint.npz" if files else None
+        with warnings.catch_warnings():  # process 0 gives the run's warnings
+            warnings.simplefilter("ignore")
+            _fit_and_predict(args, plan, entry, data, checkpoint)
+    _log(args, f"process {_process_id(args)} of {_num_processes(args)} done; process 0 wrote "
+               "the outputs")
+    return {}
 
 
 def _check_cv(args, model: dict) -> None:
@@ -734,9 +906,10 @@ def _choose_c(args, plan: _FitPlan, entry, data: _Data, out: Path):
     return tuning
 
 
-def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, out: Path):
-    """Fit the model and predict the test documents (:func:`topiczoo.run.fit_and_predict`);
-    warns when fewer snapshots than --snapshots were distinct."""
+def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, checkpoint: Path | None):
+    """Fit the model and predict the test documents (:func:`topiczoo.run.fit_and_predict`),
+    with the fit's ``checkpoint`` file (None: none); warns when fewer snapshots than
+    --snapshots were distinct. Only process 0 of several prints."""
     from topiczoo.run import fit_and_predict
 
     run = fit_and_predict(
@@ -748,10 +921,9 @@ def _fit_and_predict(args, plan: _FitPlan, entry, data: _Data, out: Path):
                         num_threads=args.threads, init=args.init),
         predict_kwargs=dict(num_burnin=args.test_burnin, num_draws=args.test_draws,
                             seed=args.seed),
-        progress=not args.quiet,
-        checkpoint=out / "checkpoint.npz" if args.checkpoint else None)
+        progress=not args.quiet and _process_id(args) == 0, checkpoint=checkpoint)
     kept = len(run.result.snapshots) if run.result is not None else 0
-    if 0 < kept < args.snapshots:
+    if 0 < kept < args.snapshots and _process_id(args) == 0:
         print(f"warning: --snapshots {args.snapshots}: the post-burn-in iterations give "
               f"{kept} distinct snapshot points; {kept} kept", file=sys.stderr)
     return run
@@ -918,8 +1090,8 @@ def run_diagnose(args) -> str:
 
 def main(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status
-    (0 done, 2 an input error printed as one line, 130 interrupted; argparse's usage errors
-    exit with 2 through SystemExit). Every argument is parsed and checked before the models
+    (0 done, 2 an input error or an unreachable --coordinator printed as one line, 130
+    interrupted; argparse's usage errors exit with 2 through SystemExit). Every argument is parsed and checked before the models
     (and JAX) are imported."""
     args = build_parser().parse_args(argv)
     if args.command in ("fit", "compare"):
@@ -947,7 +1119,7 @@ def _dispatch(args) -> int:
         elif args.command == "compare":
             run_compare(args)
     except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
-            InsufficientMemoryError, ConnectionError) as err:
+            InsufficientMemoryError, ConnectionError, hosts.CoordinatorUnreachableError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -37,8 +37,8 @@ import re
 import socket
 import time
 
-__all__ = ["CoordinatorUnreachableError", "global_mesh", "initialize", "replicate",
-           "shard_buckets"]
+__all__ = ["CoordinatorUnreachableError", "broadcast_bytes", "global_mesh", "initialize",
+           "replicate", "shard_buckets"]
 
 _ADDRESS = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^:\[\]\s]+)):(?P<port>\d+)$")
 #: Seconds between two attempts to reach the coordinator.
@@ -197,3 +197,26 @@ def shard_buckets(buckets, mesh):
         return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
 
     return Buckets(tuple(map(one, buckets.docs)), tuple(map(one, buckets.places)))
+
+
+def broadcast_bytes(data: bytes | None) -> bytes:
+    """Process 0's ``data`` in every process of the run (``jax.process_count()`` processes;
+    the others pass anything, e.g. None); the data itself with one process. Two collectives
+    (the length, then the bytes), which every process must call at the same point of its
+    program: ``topiczoo fit`` sends process 0's checkpoints to the others with it, so that a
+    run resumes on hosts that share no folder."""
+    import jax
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    source = jax.process_index() == 0
+    if jax.process_count() == 1:
+        return bytes(data or b"")
+    size = len(data or b"") if source else 0
+    if size >= 2 ** 31:
+        raise ValueError(f"broadcast_bytes sends less than 2 GiB at once, got {size} bytes")
+    size = int(multihost_utils.broadcast_one_to_all(np.array([size], np.int32))[0])
+    if size == 0:
+        return b""
+    buffer = np.frombuffer(data, np.uint8) if source else np.zeros(size, np.uint8)
+    return np.asarray(multihost_utils.broadcast_one_to_all(buffer)).tobytes()
