@@ -58,6 +58,8 @@ GROUPS = {
     "forsale": ("misc.forsale",),
 }
 STEM = "modes_long_documents"
+#: The report's figure starts at this iteration.
+ZOOM_FROM = 25
 
 
 def _concatenated(corpus, length: int, seed: int):
@@ -192,20 +194,38 @@ def report(out) -> None:
                              f"{run['test_accuracy']:.4f} | "
                              f"{run['cpu_seconds_per_iteration']:.3f} |")
         else:
-            lines += ["| run | last iteration | log joint (last) | CPU s |", "|---|---|---|---|"]
+            lines += ["| run | last iteration | log joint (last) | CPU s | swap rates (last) |",
+                      "|---|---|---|---|---|"]
             for run, rows in record["runs"].items():
                 traces[f"{name} {run}"] = rows
+                swaps = ", ".join(f"{x:.3f}" for x in rows[-1].get("swap_rate", [])) or "-"
                 lines.append(f"| {run} | {rows[-1]['iteration']} | "
-                             f"{rows[-1]['log_joint']:.6g} | {rows[-1]['cpu_seconds']:.0f} |")
+                             f"{rows[-1]['log_joint']:.6g} | {rows[-1]['cpu_seconds']:.0f} | "
+                             f"{swaps} |")
         lines.append("")
 
     def draw(path):
-        fig, ax = pyplot().subplots(figsize=(9, 5))
+        """The log joint along each run from iteration ``ZOOM_FROM`` (the first iterations'
+        climb would flatten the rest): a colour per part and sampler, a line style per
+        seed."""
+        fig, ax = pyplot().subplots(figsize=(9, 5.5))
+        colours, styles = {}, ("-", "--", ":", "-.")
+        lows, highs = [], []
         for label, rows in traces.items():
-            ax.plot([r["iteration"] for r in rows], [r["log_joint"] for r in rows], label=label)
+            group, _, seed = label.partition(" seed ")
+            colour = colours.setdefault(group, f"C{len(colours) % 10}")
+            kept = [r for r in rows if r["iteration"] >= ZOOM_FROM]
+            x, y = [r["iteration"] for r in kept], [r["log_joint"] for r in kept]
+            lows.append(min(y, default=np.inf))
+            highs.append(max(y, default=-np.inf))
+            ax.plot(x, y, color=colour, linestyle=styles[int(seed or 0) % len(styles)],
+                    label=label)
+        span = max(highs) - min(lows)
+        ax.set_ylim(min(lows) - 0.05 * span, max(highs) + 0.05 * span)
         ax.set_xlabel("iteration")
         ax.set_ylabel("log joint (nats)")
-        ax.legend(fontsize=7)
+        ax.set_title(f"log joint from iteration {ZOOM_FROM}")
+        ax.legend(fontsize=7, ncol=2)
         save_figure(fig, path)
 
     write_outputs(out / STEM, "\n".join(lines), draw)
