@@ -107,9 +107,9 @@ EXHAUSTIVE = {
         "the step by two processes runs (the same step in fit; 310 s)",
     "tests/test_cli_hosts.py::test_two_processes_write_one_processs_run_and_process_1_writes_":
         "test_hosts.py's step by two processes runs; the options' checks and the unreachable "
-        "coordinator run (minutes of compilation)",
+        "coordinator run (201 s)",
     "tests/test_cli_hosts.py::test_a_checkpoint_resumes_on_another_number_of_processes":
-        "the checkpoint tests of one process run (five fits, minutes of compilation)",
+        "the checkpoint tests of one process run (two cases, 153 s and 266 s)",
     "tests/test_tempering.py::test_cold_and_hot_replicas_match_their_targets[hinge": "lda runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-2-2]": "mixture-2-3 runs",
     "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-2-3]": "cycle-2-2 runs",

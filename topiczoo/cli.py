@@ -728,7 +728,8 @@ def _join(args) -> None:
     hosts.initialize(args.coordinator, n, rank, timeout_s=timeout)
     import jax
 
-    role = "it writes the outputs" if rank == 0 else "process 0 writes the outputs, this one nothing"
+    role = ("it writes the outputs" if rank == 0
+            else "process 0 writes the outputs, this one nothing")
     _log(args, f"process {rank} of {n} joined the run at {args.coordinator} "
                f"({len(jax.devices())} devices in all); {role}")
 
@@ -1091,8 +1092,8 @@ def run_diagnose(args) -> str:
 def main(argv=None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status
     (0 done, 2 an input error or an unreachable --coordinator printed as one line, 130
-    interrupted; argparse's usage errors exit with 2 through SystemExit). Every argument is parsed and checked before the models
-    (and JAX) are imported."""
+    interrupted; argparse's usage errors exit with 2 through SystemExit). Every argument is
+    parsed and checked before the models (and JAX) are imported."""
     args = build_parser().parse_args(argv)
     if args.command in ("fit", "compare"):
         from topiczoo.memory import return_large_blocks_to_os
