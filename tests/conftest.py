@@ -208,7 +208,19 @@ EXHAUSTIVE = {
 }
 
 
+#: The test files of CI's tier that take longest (measured in a fresh clone, one process:
+#: 50-190 s each), slowest first. They are collected first, so that the test command's worker
+#: processes (``-n 2 --dist loadfile``: a file per worker at a time, in collection order) do
+#: not end with one of them alone; within a file the order stays.
+SLOWEST_FILES = ("test_shdp.py", "test_light.py", "test_parallel.py", "test_enumeration.py",
+                 "test_parallel_jax.py", "test_cli.py", "test_topics.py", "test_log_joint.py",
+                 "test_diagnostics.py", "test_estimators.py", "test_hosts.py", "test_compare.py",
+                 "test_shdp_family.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(item.nodeid.startswith(prefix) for prefix in EXHAUSTIVE):
             item.add_marker(pytest.mark.exhaustive)
+    rank = {f"tests/{name}": i for i, name in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
