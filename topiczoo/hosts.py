@@ -124,6 +124,8 @@ def initialize(coordinator: str, num_processes: int, process_id: int, *,
     a coordinator that answers but whose other processes never join makes XLA end the process
     with a fatal log after that time ("Terminating process because the JAX distributed service
     detected fatal errors ... DEADLINE_EXCEEDED"): XLA aborts, there is no exception to catch.
+    With several processes it ends with a first collective over every process's devices
+    (:func:`_first_collective`), so that the later ones do not wait on gloo's 30 s limit.
     """
     deadline = time.monotonic() + (timeout_s if isinstance(timeout_s, (int, float)) else 0)
     host, port = _validate(coordinator, num_processes, process_id, timeout_s)
@@ -140,6 +142,32 @@ def initialize(coordinator: str, num_processes: int, process_id: int, *,
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes,
                                process_id=process_id, initialization_timeout=left,
                                cluster_detection_method="deactivate")
+    if num_processes > 1:
+        _first_collective()
+
+
+def _first_collective() -> None:
+    """A psum of one number over a mesh of every process's devices, right after the runtime
+    starts, while the processes are together: gloo sets up its context over those devices on
+    a collective's first call and waits only 30 s for the other processes there (XLA's own
+    limit: "Gloo context initialization failed: DEADLINE_EXCEEDED: GetKeyValue() timed out"),
+    while a fit's first collective comes after its compilation, which on a loaded machine
+    may end more than 30 s apart in two processes (measured: a process 45 s late fails
+    without this call and runs with it; later collectives over the same devices reuse the
+    context)."""
+    import jax
+    import numpy as np
+
+    mesh = global_mesh()
+    docs = jax.sharding.PartitionSpec("docs")
+    total = jax.jit(jax.shard_map(lambda x: jax.lax.psum(x, "docs"), mesh=mesh, in_specs=docs,
+                                  out_specs=jax.sharding.PartitionSpec()))
+    ones = jax.make_array_from_process_local_data(
+        jax.sharding.NamedSharding(mesh, docs), np.ones(len(jax.local_devices()), np.int32))
+    got = int(np.asarray(total(ones).addressable_data(0))[0])
+    if got != len(jax.devices()):
+        raise RuntimeError(f"the first collective of the run summed {got} ones over "
+                           f"{len(jax.devices())} devices")
 
 
 def global_mesh(devices=None):
