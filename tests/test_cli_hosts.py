@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from processes import run_together
 from topiczoo.cli import main
 
 #: Seconds any process of these tests may run.
@@ -114,19 +115,7 @@ def _cli(argv: list, *, cwd: Path, env: dict, script: str | None = None) -> list
 def _run_together(commands: list, limit_s: float = LIMIT_S) -> list:
     """Start every (argv, cwd, env) at once; their (returncode, stdout, stderr), all killed
     after ``limit_s`` seconds."""
-    procs = [subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for argv, cwd, env in commands]
-    deadline = time.monotonic() + limit_s
-    outs = []
-    try:
-        for proc in procs:
-            outs.append(proc.communicate(timeout=max(deadline - time.monotonic(), 1)))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, outs)]
+    return run_together(commands, limit_s)
 
 
 def _one(tmp: Path, data: Path, out: Path, script: str | None = None) -> tuple:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from processes import run_together
 from topiczoo import hosts
 
 TESTS = str(Path(__file__).parent)
@@ -92,21 +93,10 @@ def _env(num_devices: int = 1) -> dict:
 def _run_together(commands: list[tuple[list[str], dict]], limit_s: float = LIMIT_S) -> list[dict]:
     """Start every (argv, env) at once and return each one's last line of output as JSON; all
     killed after ``limit_s`` seconds."""
-    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for argv, env in commands]
-    deadline = time.monotonic() + limit_s
-    outs = []
-    try:
-        for proc in procs:
-            outs.append(proc.communicate(timeout=max(deadline - time.monotonic(), 1)))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    for proc, (out, err) in zip(procs, outs):
-        assert proc.returncode == 0, err[-3000:]
-    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+    outs = run_together([(argv, None, env) for argv, env in commands], limit_s)
+    for code, _, err in outs:
+        assert code == 0, err[-3000:]
+    return [json.loads(out.strip().splitlines()[-1]) for _, out, _ in outs]
 
 
 def _two_processes(devices_each: int) -> tuple[dict, list[dict]]:
