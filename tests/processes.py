@@ -3,8 +3,16 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import time
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now (bound to port 0, then freed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run_together(commands: list, limit_s: float) -> list:

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from processes import run_together
+from processes import free_port, run_together
 from topiczoo.cli import main
 
 #: Seconds any process of these tests may run.
@@ -78,12 +77,6 @@ console()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env(tmp: Path) -> dict:
     """One CPU device per process; temporary files under ``tmp`` (to see that process 1 leaves
     none)."""
@@ -112,12 +105,6 @@ def _cli(argv: list, *, cwd: Path, env: dict, script: str | None = None) -> list
     return head + [str(a) for a in argv]
 
 
-def _run_together(commands: list, limit_s: float = LIMIT_S) -> list:
-    """Start every (argv, cwd, env) at once; their (returncode, stdout, stderr), all killed
-    after ``limit_s`` seconds."""
-    return run_together(commands, limit_s)
-
-
 def _one(tmp: Path, data: Path, out: Path, script: str | None = None) -> tuple:
     return (_cli(RUN + ["--data-dir", data, "--out", out], cwd=tmp, env=_env(tmp),
                  script=script), tmp, _env(tmp))
@@ -127,7 +114,7 @@ def _two(tmp: Path, data: Path, out: Path, out1: Path | None = None,
          script: str | None = None) -> list:
     """Process 0 and 1 of a two-process run into ``out`` (process 1: ``out1``, default
     ``out``), each in its own empty working folder under ``tmp``."""
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     commands = []
     for rank, its_out in ((0, out), (1, out1 or out)):
         cwd = tmp / f"process{rank}"
@@ -226,7 +213,7 @@ def test_no_jax_backend_starts_before_the_runtime(tmp_path):
 def test_a_coordinator_that_never_answers_is_one_line_and_writes_nothing(tmp_path):
     """Process 1 of 2 with nothing at the coordinator's address and --coordinator-timeout 3:
     exit 2 within a few seconds, one line on stderr naming the address, no folder."""
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     argv = ["fit", "--sampler", "parallel:z=jax", "--num-processes", "2", "--process-id", "1",
@@ -256,9 +243,9 @@ def test_two_processes_write_one_processs_run_and_process_1_writes_nothing(tmp_p
 
     data = _tiny_poliblog(tmp_path / "data")
     (tmp_path / "one").mkdir()
-    one, zero, first = _run_together(
+    one, zero, first = run_together(
         [_one(tmp_path / "one", data, tmp_path / "one" / "run")]
-        + _two(tmp_path, data, tmp_path / "two", out1=tmp_path / "process1-out"))
+        + _two(tmp_path, data, tmp_path / "two", out1=tmp_path / "process1-out"), LIMIT_S)
     _ok(one)
     out0, _ = _ok(zero)
     out1, err1 = _ok(first)
@@ -294,7 +281,7 @@ def test_a_checkpoint_resumes_on_another_number_of_processes(tmp_path, interrupt
         here.mkdir()
         commands = [_one(here, data, out, script)] if processes == 1 else \
             _two(here, data, out, script=script)
-        results = _run_together(commands)
+        results = run_together(commands, LIMIT_S)
         if script:
             assert [code for code, _, _ in results] == [130] * processes, results[0][2][-3000:]
             stopped = _checkpoint(out / "checkpoint.npz")
@@ -303,6 +290,6 @@ def test_a_checkpoint_resumes_on_another_number_of_processes(tmp_path, interrupt
             for result in results:
                 _ok(result)
     (tmp_path / "whole").mkdir()
-    _ok(_run_together([_one(tmp_path / "whole", data, tmp_path / "whole" / "run")])[0])
+    _ok(run_together([_one(tmp_path / "whole", data, tmp_path / "whole" / "run")], LIMIT_S)[0])
     _assert_same_run(_checkpoint(out / "checkpoint.npz"),
                      _checkpoint(tmp_path / "whole" / "run" / "checkpoint.npz"))

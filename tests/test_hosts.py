@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from processes import run_together
+from processes import free_port, run_together
 from topiczoo import hosts
 
 TESTS = str(Path(__file__).parent)
@@ -79,12 +78,6 @@ except hosts.CoordinatorUnreachableError as err:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env(num_devices: int = 1) -> dict:
     return {**os.environ, "JAX_PLATFORMS": "cpu",
             "XLA_FLAGS": f"--xla_force_host_platform_device_count={num_devices}"}
@@ -101,7 +94,7 @@ def _run_together(commands: list[tuple[list[str], dict]], limit_s: float = LIMIT
 
 def _two_processes(devices_each: int) -> tuple[dict, list[dict]]:
     """The reference (one process, no mesh) and the two processes' digests, run at once."""
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     python = [sys.executable, "-c"]
     reference, *ranks = _run_together(
         [(python + [_REFERENCE, TESTS, str(NUM_BUCKETS)], _env())]
@@ -149,7 +142,7 @@ def test_a_fit_by_two_processes_is_the_fit_of_one():
     processes at once on 2 busy cores (exhaustive tier: tests/conftest.py)."""
     from test_parallel_jax import _FIT
 
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     python = [sys.executable, "-c"]
     one, *ranks = _run_together(
         [(python + [_FIT], _env())]
@@ -167,7 +160,7 @@ def test_a_coordinator_that_never_answers_is_one_clear_error_within_the_timeout(
     """Process 1 of 2 with nothing listening at the address: CoordinatorUnreachableError (a
     RuntimeError) naming the address and the timeout, within the timeout, nothing written
     (XLA's own wait would end the process with a fatal log instead)."""
-    address, timeout_s = f"127.0.0.1:{_free_port()}", 3.0
+    address, timeout_s = f"127.0.0.1:{free_port()}", 3.0
     start = time.monotonic()
     out = subprocess.run([sys.executable, "-c", _UNREACHABLE, address, str(timeout_s)],
                          env=_env(), capture_output=True, text=True, timeout=60)

@@ -187,15 +187,9 @@ def replicate(tree, mesh):
     The arrays must be equal in every process (the step's z, words, doc_ids int32 [N], eta
     float32 [T, K], psi and rho float32 [T, D], the chains' keys)."""
     import jax
-    import numpy as np
 
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
-
-    def one(array):
-        array = np.asarray(array)
-        return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
-
-    return jax.tree.map(one, tree)
+    return jax.tree.map(lambda array: _global(array, sharding), tree)
 
 
 def shard_buckets(buckets, mesh):
@@ -209,7 +203,6 @@ def shard_buckets(buckets, mesh):
     only their rows (``jax.make_array_from_callback`` asks for the addressable devices'
     indices)."""
     import jax
-    import numpy as np
 
     from topiczoo.kernels.parallel_jax import Buckets
 
@@ -219,12 +212,18 @@ def shard_buckets(buckets, mesh):
                              f"devices: cut the buckets with "
                              f"length_buckets(doc_offsets, num_buckets, {mesh.size})")
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("docs"))
+    return Buckets(*(tuple(_global(array, sharding) for array in part)
+                     for part in (buckets.docs, buckets.places)))
 
-    def one(array):
-        array = np.asarray(array)
-        return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
 
-    return Buckets(tuple(map(one, buckets.docs)), tuple(map(one, buckets.places)))
+def _global(array, sharding):
+    """``array`` (equal in every process) as a global array of ``sharding``: each process
+    copies to its own devices only their parts (``jax.make_array_from_callback``)."""
+    import jax
+    import numpy as np
+
+    array = np.asarray(array)
+    return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
 
 
 def broadcast_bytes(data: bytes | None) -> bytes:
