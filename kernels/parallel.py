@@ -44,7 +44,8 @@ from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, c
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import seed_words_from_key, threads_for
 from topiczoo.kernels.random import gamma_floored, seed_stream, uniform
-from topiczoo.kernels.topics import _TABLE_ENTRIES, _document_count_factor
+from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
+                                      _table_row)
 
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
 #: partial sum each: the unit of work the threads share).
@@ -196,12 +197,8 @@ def _supervised_document(d, z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho
         w = words[i]
         k_old = z[i]
         n_dk[d, k_old] -= 1
-        if fast and tb.row_of[k_old] < 0:
-            if used < capacity:
-                rt.new_row(tb, used, k_old, tb.cen[:, k_old], num_topics)
-                used += 1
-            else:
-                fast = False
+        if fast:
+            fast, used = _table_row(tb, k_old, used, capacity, num_topics)
         if fast:
             _document_count_factor(d, k_old, n_dk, inv_s, alpha, tb)
             _phi_table_weights(w, tb.row_of[k_old], g, weights, tb)
@@ -214,27 +211,8 @@ def _supervised_document(d, z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho
         k_new = draw(weights, num_topics, blocks, uniform(rng))
         z[i] = k_new
         n_dk[d, k_new] += 1
-        if not fast:
-            for t in range(num_tasks):
-                tb.score[t] += eta[t, k_new]
-            continue
-        if k_new != k_old:
-            for t in range(num_tasks):
-                tb.score[t] += eta[t, k_new] - eta[t, k_old]
-            if tb.row_of[k_new] < 0:
-                if used < capacity:
-                    rt.new_row(tb, used, k_new, tb.cen[:, k_new], num_topics)
-                    used += 1
-                else:
-                    fast = False
-                    continue
-            rt.move_factors(tb, tb.row_of[k_old], tb.row_of[k_new], num_topics)
-            _document_count_factor(d, k_old, n_dk, inv_s, alpha, tb)
-            for t in range(num_tasks):
-                centred_old[t] = tb.cen[t, k_old]
-            x_bound = rt.moved_score(tb, k_new, centred_old)
-            fast = x_bound + 2.0 * y_bound <= max_exponent
-        _document_count_factor(d, k_new, n_dk, inv_s, alpha, tb)
+        fast, used = _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_s, alpha, tb, used,
+                                 capacity, centred_old, y_bound, max_exponent)
     return num_log_space, used
 
 

@@ -110,6 +110,47 @@ def _document_count_factor(d, k, n_dk, inv_nk, alpha, tb):
     tb.dab[k] = (n_dk[d, k] + alpha) * inv_nk[k] * tb.ab[k]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _table_row(tb, k, used, capacity, num_topics):
+    """Gives topic k a row of the document's table if it has none (``response_table.new_row``).
+    Returns (whether the table form goes on: False when the table is full, the rows in use)."""
+    if tb.row_of[k] >= 0:
+        return True, used
+    if used < capacity:
+        rt.new_row(tb, used, k, tb.cen[:, k], num_topics)
+        return True, used + 1
+    return False, used
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity,
+                centred_old, y_bound, max_exponent):
+    """The document's running state after a token moved from k_old to k_new (n_dk already
+    counts it in k_new): its score S_t, and in table form its rows (the new topic's row, the
+    moved factors, the count factors of both topics) and whether the table's exponent bound
+    still holds. The same for the collapsed and the partially collapsed sweeps (``inv_nk``:
+    what ``_document_count_factor`` reads). Returns (fast, the rows in use)."""
+    num_tasks = eta.shape[0]
+    if not fast:
+        for t in range(num_tasks):
+            tb.score[t] += eta[t, k_new]
+        return False, used
+    if k_new != k_old:
+        for t in range(num_tasks):
+            tb.score[t] += eta[t, k_new] - eta[t, k_old]
+        fast, used = _table_row(tb, k_new, used, capacity, n_dk.shape[1])
+        if not fast:
+            return False, used
+        rt.move_factors(tb, tb.row_of[k_old], tb.row_of[k_new], n_dk.shape[1])
+        _document_count_factor(d, k_old, n_dk, inv_nk, alpha, tb)
+        for t in range(num_tasks):
+            centred_old[t] = tb.cen[t, k_old]
+        x_bound = rt.moved_score(tb, k_new, centred_old)
+        fast = x_bound + 2.0 * y_bound <= max_exponent
+    _document_count_factor(d, k_new, n_dk, inv_nk, alpha, tb)
+    return fast, used
+
+
 @numba.njit(cache=True, nogil=True)
 def _lda_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta, inv_nk, v_beta):
     """The sweep without a response (plain LDA): the count weights alone."""
@@ -171,12 +212,8 @@ def _supervised_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rh
         w = words[i]
         k_old = z[i]
         _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
-        if fast and tb.row_of[k_old] < 0:
-            if used < capacity:
-                rt.new_row(tb, used, k_old, tb.cen[:, k_old], num_topics)
-                used += 1
-            else:
-                fast = False
+        if fast:
+            fast, used = _table_row(tb, k_old, used, capacity, num_topics)
         if fast:
             row_old = tb.row_of[k_old]
             _document_count_factor(d, k_old, n_dk, inv_nk, alpha, tb)
@@ -190,27 +227,8 @@ def _supervised_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rh
         k_new = draw(weights, num_topics, blocks, np.random.random())
         z[i] = k_new
         _count_token(d, w, k_new, 1, n_dk, n_wk, n_k, inv_nk, v_beta)
-        if not fast:
-            for t in range(num_tasks):
-                tb.score[t] += eta[t, k_new]
-            continue
-        if k_new != k_old:
-            for t in range(num_tasks):
-                tb.score[t] += eta[t, k_new] - eta[t, k_old]
-            if tb.row_of[k_new] < 0:
-                if used < capacity:
-                    rt.new_row(tb, used, k_new, tb.cen[:, k_new], num_topics)
-                    used += 1
-                else:
-                    fast = False
-                    continue
-            rt.move_factors(tb, tb.row_of[k_old], tb.row_of[k_new], num_topics)
-            _document_count_factor(d, k_old, n_dk, inv_nk, alpha, tb)
-            for t in range(num_tasks):
-                centred_old[t] = tb.cen[t, k_old]
-            x_bound = rt.moved_score(tb, k_new, centred_old)
-            fast = x_bound + 2.0 * y_bound <= max_exponent
-        _document_count_factor(d, k_new, n_dk, inv_nk, alpha, tb)
+        fast, used = _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk, alpha, tb, used,
+                                 capacity, centred_old, y_bound, max_exponent)
     return num_log_space, used
 
 

@@ -31,6 +31,10 @@ a monitor added later (the sHDP's ``omega_mean_abs``, when the supervised monito
 function for every family) does not change the digest of those that were there, and one that
 disappears fails the comparison.
 
+``PARALLEL_CASES`` (the parallel sampler's numba engine, with the default dispersed start)
+were recorded before its per-token table upkeep became one function with the collapsed
+sweep's.
+
 When the chains' default start became the dispersed one (``fit(init="dispersed")``: Z from
 its prior), the recorded cases kept checking the start they were recorded with: they are run
 with ``init="uniform"`` (the earlier default, still selectable), and ``DISPERSED_CASES`` were
@@ -110,6 +114,14 @@ DISPERSED_CASES = {
     "gslda/light/dispersed": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light"),
     "shdp-hinge/dispersed": ("shdp-hinge", {"ell": 2.0}, BINARY, "exact"),
 }
+# the parallel sampler (numba engine), recorded before its per-token table upkeep became the
+# collapsed sweep's (``kernels.topics._after_draw``)
+PARALLEL_CASES = {
+    "gslda/parallel": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "parallel"),
+    "medlda-multitask/parallel": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
+                                  "parallel"),
+    "slda-gaussian/parallel": ("slda-gaussian", {}, RATINGS, "parallel"),
+}
 NUM_TOPICS = 3
 
 
@@ -181,9 +193,10 @@ def compute(only=None, recorded=None) -> dict:
     cases = {case: (*spec, None) for case, spec in CASES.items()}
     cases.update(MORE_CASES)
     cases.update(DISPERSED_CASES)
+    cases.update(PARALLEL_CASES)
     out = {}
     for case, (name, options, labels, sampler) in cases.items():
-        init = "dispersed" if case in DISPERSED_CASES else "uniform"
+        init = "dispersed" if case in DISPERSED_CASES or case in PARALLEL_CASES else "uniform"
         for variant, kw in VARIANTS.items():
             key = f"{case}/{variant}"
             if only is not None and not any(part in key for part in only):
