@@ -5,6 +5,8 @@ run on CPU: the engine for accelerators, proved where the tests run.
   (``given_eta``; Phi integrates out), with a response and without; a Phi drawn with the wrong
   Dirichlet parameter misses it.
 * The whole kernel matches the enumeration of ``test_enumeration`` on a problem of each kind.
+* A document's arithmetic (its score S_t, a token's log weights) gives the same bits whatever
+  batch of documents it is vmapped in; S_t by XLA's reduce does not (planted).
 * The documents sharded over 1, 2 and 4 XLA CPU devices give the same draws bit for bit (the
   step alone, and a whole fit against a process with one device); the word-topic counts left
   out of the devices' ``psum`` change them.
@@ -121,6 +123,84 @@ def test_kernel_without_buckets_says_what_to_do():
     with pytest.raises(ValueError, match=r"GibbsKernel.prepare\(data\)"):
         kernel.sample(state, (data,), {})
     kernel.sample(state, (kernel.prepare(data),), {})
+
+
+# ---------------------------------------------------------------------------------------------
+# A document's arithmetic does not depend on the batch it is swept in
+
+def _batch_problem(num_docs=51, length=77, num_topics=10, num_tasks=3):
+    """Documents as a bucket holds them (topics int32 [D, L], valid bool [D, L]) and the
+    inputs of a token's weights, float32, at the magnitudes of a real run."""
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    return dict(
+        eta=(rng.normal(size=(num_tasks, num_topics)) * 3).astype(f32),
+        topics=rng.integers(0, num_topics, (num_docs, length)).astype(np.int32),
+        valid=rng.random((num_docs, length)) < 0.9,
+        n_k=rng.integers(0, 20, (num_docs, num_topics)).astype(f32),
+        score=(rng.normal(size=(num_docs, num_tasks)) * 20).astype(f32),
+        inv_n=(1.0 / rng.integers(20, 200, num_docs)).astype(f32),
+        log_phi_w=np.log(rng.dirichlet(np.ones(num_topics), num_docs)).astype(f32),
+        psi=rng.normal(size=(num_docs, num_tasks)).astype(f32),
+        rho=rng.gamma(1.0, size=(num_docs, num_tasks)).astype(f32))
+
+
+def _split_batches(function, arrays):
+    """``function`` vmapped over the documents of ``arrays`` at once, in two unequal halves
+    and one by one (three batch shapes, as one, two or many devices make): float32 arrays."""
+    batched = jax.jit(jax.vmap(function))
+    whole = np.asarray(batched(*arrays))
+    halves = np.concatenate([np.asarray(batched(*[a[:26] for a in arrays])),
+                             np.asarray(batched(*[a[26:] for a in arrays]))])
+    single = np.concatenate([np.asarray(batched(*[a[d:d + 1] for a in arrays]))
+                             for d in range(len(arrays[0]))])
+    return whole, halves, single
+
+
+def _document_scores(score_function):
+    p = _batch_problem()
+    eta = jnp.asarray(p["eta"])
+    return _split_batches(lambda topics, valid: score_function(eta, topics, valid),
+                          [jnp.asarray(p["topics"]), jnp.asarray(p["valid"])])
+
+
+def test_document_score_does_not_depend_on_the_batch():
+    """S_t of 51 documents of 77 places, three tasks, vmapped at once, in halves and one by
+    one: the same bits, and the sums of float64 (S_t is a sum of float32 terms in token
+    order). Planted: S_t by XLA's reduce (the engine's code before 2026-11-29) gives other
+    bits in another batch shape, the defect that made a fit on bbc part between one device
+    and two."""
+    whole, halves, single = _document_scores(pj.document_score)
+    np.testing.assert_array_equal(halves, whole)
+    np.testing.assert_array_equal(single, whole)
+    p = _batch_problem()
+    exact = np.einsum("dl,tdl->dt", p["valid"], p["eta"][:, p["topics"]].astype(np.float64))
+    np.testing.assert_allclose(whole, exact, rtol=1e-5, atol=1e-4)
+
+    reduce_mutant = mutant(pj.document_score, [
+        ("    return jax.lax.scan(add, start, jnp.arange(topics.shape[0]))[0]",
+         "    return (eta[:, topics] * valid).sum(axis=1)")])
+    whole, halves, single = _document_scores(reduce_mutant)
+    assert (halves != whole).any() or (single != whole).any()
+
+
+def test_token_weights_do_not_depend_on_the_batch():
+    """A token's log weights (``token_log_weights``, three tasks) of 51 documents vmapped at
+    once, in halves and one by one: the same bits, and the formula's value in float64."""
+    p = _batch_problem()
+    names = ("n_k", "score", "inv_n", "log_phi_w", "psi", "rho")
+    eta = jnp.asarray(p["eta"])
+
+    def weights(n_k, score, inv_n, log_phi_w, psi, rho):
+        return pj.token_log_weights(n_k, score, eta, inv_n, log_phi_w, psi, rho, 0.1)
+
+    whole, halves, single = _split_batches(weights, [jnp.asarray(p[n]) for n in names])
+    np.testing.assert_array_equal(halves, whole)
+    np.testing.assert_array_equal(single, whole)
+    omega = (p["score"][:, :, None] + p["eta"][None].astype(np.float64)) * p["inv_n"][:, None, None]
+    response = (p["psi"][:, :, None] * omega - 0.5 * p["rho"][:, :, None] * omega ** 2).sum(1)
+    exact = np.log(p["n_k"] + 0.1) + p["log_phi_w"] + response
+    np.testing.assert_allclose(whole, exact, rtol=1e-5, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------
