@@ -100,7 +100,22 @@ def draw_log_topics(key, n_wk, beta: float):
     """log phi float32 [V, K] of Phi_k ~ Dir(n_.k + beta), from the counts n_wk int32 [V, K]
     (``jax.random.loggamma``, which keeps the tiny draws of a small shape)."""
     log_g = jax.random.loggamma(key, n_wk.astype(jnp.float32) + beta)
-    return log_g - jax.scipy.special.logsumexp(log_g, axis=0, keepdims=True)
+    return log_g - _log_sum_words(log_g)
+
+
+def _log_sum_words(log_g):
+    """log sum_w exp(log_g[w, k]), float32 [1, K], of log_g [V, K]: the sum of exp(log_g - max)
+    over the words in a fixed pairwise order (V padded with zeros to a power of two, halves
+    added elementwise), not a reduce, whose order of addition XLA may change with the program
+    around it (see :func:`document_score`); the max is exact in any order."""
+    top = log_g.max(axis=0, keepdims=True)
+    terms = jnp.exp(log_g - top)
+    size = 1 << (terms.shape[0] - 1).bit_length()
+    terms = jnp.pad(terms, ((0, size - terms.shape[0]), (0, 0)))
+    while terms.shape[0] > 1:
+        half = terms.shape[0] // 2
+        terms = terms[:half] + terms[half:]
+    return top + jnp.log(terms)
 
 
 def document_score(eta, topics, valid):

@@ -203,6 +203,22 @@ def test_token_weights_do_not_depend_on_the_batch():
     np.testing.assert_allclose(whole, exact, rtol=1e-5, atol=1e-4)
 
 
+def test_topics_normaliser_is_the_sum_over_the_words_whatever_the_batch():
+    """log sum_w exp(log_g[w, k]) of Phi's draw (``_log_sum_words``, a fixed pairwise order):
+    the float64 value for V = 1, 3 and 1,000 words (V not a power of two: padded), and the same
+    bits for three chains vmapped at once and one by one."""
+    rng = np.random.default_rng(1)
+    for vocab_size in (1, 3, 1000):
+        log_g = (rng.normal(size=(3, vocab_size, 7)) * 30).astype(np.float32)
+        batched = np.asarray(jax.jit(jax.vmap(pj._log_sum_words))(log_g))
+        alone = np.stack([np.asarray(jax.jit(pj._log_sum_words)(g)) for g in log_g])
+        np.testing.assert_array_equal(batched, alone)
+        g64 = log_g.astype(np.float64)
+        top = g64.max(axis=1, keepdims=True)
+        exact = top + np.log(np.exp(g64 - top).sum(axis=1, keepdims=True))
+        np.testing.assert_allclose(batched, exact, rtol=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------
 # Devices: the same draws
 
