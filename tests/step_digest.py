@@ -43,6 +43,19 @@ def no_psum_step():
     return mutant(pj.jax_assignments_step, [('n_wk = jax.lax.psum(n_wk, "docs")', "pass")])
 
 
+def row_keyed_step():
+    """The step planted with a bug: a document's random stream keyed by its row among the
+    bucket's documents on its device (which changes with the number of devices) instead of by
+    the document."""
+    from mutants import mutant
+    from topiczoo.kernels import parallel_jax as pj
+
+    bucket = mutant(pj._sweep_bucket, [(
+        "jax.vmap(lambda d: jax.random.fold_in(docs_key, d))(docs)",
+        "jax.vmap(lambda d: jax.random.fold_in(docs_key, d))(jnp.arange(docs.shape[0]))")])
+    return mutant(pj.jax_assignments_step, [], {"_sweep_bucket": bucket})
+
+
 def digest(mesh=None, step=None, place=None, num_buckets: int = NUM_BUCKETS) -> str:
     """sha256 (16 hex digits) of z int32 [N], n_dk int32 [D, K] and log p(W | Z) of
     ``NUM_STEPS`` scanned steps in ``NUM_CHAINS`` vmapped chains (as fit's vectorized chains).

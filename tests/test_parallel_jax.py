@@ -235,9 +235,12 @@ def digest(num_devices, step=None):
     return step_digest.digest(mesh, step)
 
 
-# planted: each device draws Phi from its own documents' counts (the psum left out)
+# planted: each device draws Phi from its own documents' counts (the psum left out); a
+# document's stream keyed by its row on its device
 print(json.dumps({**{str(n): digest(n) for n in (0, 1, 2, 4)},
-                  "no-psum": digest(4, step_digest.no_psum_step())}))
+                  "no-psum": digest(4, step_digest.no_psum_step()),
+                  "row-keyed": [digest(0, step_digest.row_keyed_step()),
+                                digest(4, step_digest.row_keyed_step())]}))
 """
 
 _FIT = """
@@ -279,10 +282,13 @@ def _run(script: str, num_devices: int, *args: str) -> dict:
 def test_step_draws_do_not_depend_on_the_devices():
     """No mesh, and the documents sharded over 1, 2 and 4 devices: the same z, n_dk and
     log-likelihood, bit for bit, in three vmapped chains; the test sees a planted step whose
-    devices draw Phi from their own documents' counts (the psum left out)."""
+    devices draw Phi from their own documents' counts (the psum left out), and one whose
+    documents' streams are keyed by their row on the device (one device and four differ)."""
     got = _run(_DEVICES, 4, str(Path(__file__).parent))
     planted = got.pop("no-psum")
+    row_keyed_one, row_keyed_four = got.pop("row-keyed")
     assert len(set(got.values())) == 1 and planted != got["0"], (got, planted)
+    assert row_keyed_one != row_keyed_four
 
 
 @pytest.mark.slow
