@@ -23,7 +23,8 @@ another in this process when there is none; :func:`open_client` makes the client
 file there (atomically: :func:`write_atomic`; a worker killed mid-cell leaves no file), after
 looking whether an earlier attempt already wrote it. A worker that dies (killed, out of memory)
 has its cells rerun on another worker by the scheduler, up to :data:`ALLOWED_FAILURES` deaths
-per cell on the local cluster. Ctrl-C cancels the cells not yet finished and closes the local
+per cell on the local cluster. (Dask runs a task at least once, not exactly once: should it
+run a cell on two workers at once, both write the same bytes, atomically.) Ctrl-C cancels the cells not yet finished and closes the local
 cluster; the finished cells' files stay, and a rerun skips them. The results come back to the
 client too, so that a caller on a machine that does not share the workers' file system still
 gets (and writes) every cell.
