@@ -43,7 +43,8 @@ from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, c
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import seed_words_from_key, threads_for
-from topiczoo.kernels.random import gamma_floored, seed_stream, uniform
+from topiczoo.kernels.random import (SMALL_SHAPE, gamma_floored, seed_stream,
+                                      small_shape_envelope, uniform)
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
                                       _table_row)
 
@@ -78,16 +79,19 @@ def _count_words(z, word_offsets, word_tokens, n_wk):
 def _draw_topics(n_wk, beta, seed, g, inv_s):
     """Phi_k ~ Dir(n_.k + beta): g [V, K] (overwritten) = G_wk ~ Gamma(n_wk + beta), inv_s [K]
     = 1 / S_k, S_k = sum_w G_wk, so that phi_wk = g[w, k] * inv_s[k]. Block b of words draws
-    from stream 2 b; S_k sums the blocks' sums in block order."""
+    from stream 2 b; S_k sums the blocks' sums in block order. The shapes at or below
+    SMALL_SHAPE are those of the words absent from a topic, all beta: the small-shape
+    sampler's envelope is computed once, for beta."""
     vocab_size, num_topics = n_wk.shape
     num_word_blocks = (vocab_size + WORD_BLOCK - 1) // WORD_BLOCK
     partial = np.zeros((num_word_blocks, num_topics))
+    absent = small_shape_envelope(beta) if beta <= SMALL_SHAPE else (0.0, 0.0, 0.0, 0.0)
     for b in numba.prange(num_word_blocks):
         rng = np.empty(4, np.uint64)
         seed_stream(seed, 2 * b, rng)
         for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
             for k in range(num_topics):
-                gv = gamma_floored(rng, n_wk[w, k] + beta, _LOG_TINY)
+                gv = gamma_floored(rng, n_wk[w, k] + beta, _LOG_TINY, absent)
                 g[w, k] = gv
                 partial[b, k] += gv
     for k in range(num_topics):

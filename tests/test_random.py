@@ -71,7 +71,8 @@ def _floored_pairs(a, log_floor, n):
     rnd.seed_stream(np.uint64(3), 1, t)
     floored, reference = np.empty(n), np.empty(n)
     for i in range(n):
-        floored[i] = rnd.gamma_floored(s, a, log_floor)
+        floored[i] = rnd.gamma_floored(s, a, log_floor, rnd.small_shape_envelope(a)
+                                       if a <= rnd.SMALL_SHAPE else (0.0, 0.0, 0.0, 0.0))
         reference[i] = math.exp(max(rnd.log_gamma(t, a), log_floor))
     return floored, reference
 
@@ -99,14 +100,15 @@ def test_streams_of_one_seed_differ_and_repeat():
     # proposals from the left part of the envelope twice as often as its weight says
     ("small-shape-mixture", [("r = 1.0 / (1.0 + w)", "r = 1.0 / (1.0 + 2.0 * w)")]),
     # the left part's acceptance without its envelope's exponent
-    ("small-shape-left-ratio", [("- math.log(w * lam) - lam * z", "- math.log(w * lam)")]),
+    ("small-shape-left-ratio", [("- log_w_lam - lam * z", "- log_w_lam")]),
     # the squeeze of the right part's test loosened: accepts where exp(-G) < U <= 1 - G / 2
     ("small-shape-squeeze", [("u <= 1.0 - g", "u <= 1.0 - 0.5 * g")]),
     # Marsaglia and Tsang's d = a - 1/3 taken as a
     ("large-shape-d", [("d = a - 1.0 / 3.0", "d = a")]),
 ])
 def test_mutants_of_the_gamma_sampler_fail(name, replacements):
-    function = rnd._log_gamma_small if name.startswith("small") else rnd._log_gamma_large
+    function = {"small-shape-mixture": rnd.small_shape_envelope}.get(
+        name, rnd._log_gamma_small if name.startswith("small") else rnd._log_gamma_large)
     changed = mutant(function, replacements)
     log_gamma = mutant(rnd.log_gamma, [], {function.__name__: changed})
     shape = 0.25 if name.startswith("small") else 2.0  # where the left part weighs most
