@@ -200,3 +200,16 @@ def test_draws_do_not_depend_on_the_threads():
 def test_the_thread_test_sees_streams_keyed_by_thread():
     got = _same_draws("thread-streams")
     assert len({got["parallel/1"], got["parallel/2"], got["parallel/4"]}) > 1, got
+
+
+def test_the_host_steps_arrays_are_kept_but_never_shared_by_two_calls_at_once():
+    """The [V, K] counts and draws are the same arrays from one step to the next (no page
+    faults a step), and a second call while the first holds them (chains on several devices
+    at once) gets arrays of its own."""
+    scratch = par._Scratch((5, 3))
+    with scratch.borrow() as (n_wk, g):
+        assert n_wk.shape == g.shape == (5, 3) and n_wk.dtype == np.int32
+        with scratch.borrow() as (n_wk2, g2):
+            assert n_wk2 is not n_wk and g2 is not g
+    with scratch.borrow() as (n_wk3, g3):
+        assert n_wk3 is n_wk and g3 is g
