@@ -28,7 +28,8 @@ draws the same z whatever the number of threads (numba ``prange``) it runs on.
 
 The chain state holds z and n_dk alone (``kernels.assignments``): the word-topic counts are
 rebuilt from z (word by word, through the word -> tokens index: each thread owns its words)
-before Phi is drawn, and again for the new z's log p(W | Z).
+before Phi is drawn, and again for the new z's log p(W | Z), into host arrays kept from one
+step to the next (:class:`_Scratch`).
 """
 
 from __future__ import annotations
