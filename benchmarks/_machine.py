@@ -1,9 +1,13 @@
 """What every benchmark needs about the machine: one thread (call :func:`set_single_thread`
 before numpy or jax are imported: the benchmarks compare single-thread peers on a machine that
-behaves like one core) and a description of the machine for the output."""
+behaves like one core), a description of the machine for the output, and the output's
+header and file."""
 
+import datetime
 import os
 import platform
+import shlex
+import sys
 
 
 def set_single_thread(blas_threads: int = 1) -> dict:
@@ -37,3 +41,18 @@ def machine_description() -> dict:
     except OSError:
         pass
     return info
+
+
+def run_header(script: str, argv=None) -> list:
+    """The first lines of a result: when, the command (``script``'s file name and its
+    arguments: ``argv``, default the command line's) and :func:`machine_description`."""
+    command = shlex.join(sys.argv[1:] if argv is None else argv)
+    return [f"# {datetime.datetime.now():%Y-%m-%d %H:%M} python benchmarks/"
+            f"{os.path.basename(script)} {command}", f"# {machine_description()}"]
+
+
+def write_lines(path, lines) -> None:
+    """``lines`` to the file ``path`` (one per line), unless ``path`` is empty or None."""
+    if path:
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")

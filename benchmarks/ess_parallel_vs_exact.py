@@ -27,14 +27,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import os
-import shlex
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _machine import machine_description, set_single_thread  # noqa: E402
+from _machine import run_header, set_single_thread, write_lines  # noqa: E402
 
 set_single_thread()
 
@@ -97,9 +95,7 @@ def _element(label: str) -> tuple:
 def main(argv=None):
     args = parse_args(argv)
     corpus = load_dataset(args.data).train
-    lines = [f"# {_dt.datetime.now():%Y-%m-%d %H:%M} "
-             f"python benchmarks/ess_parallel_vs_exact.py {shlex.join(argv or sys.argv[1:])}",
-             f"# {machine_description()}",
+    lines = run_header(__file__, argv) + [
              f"# {args.data} {args.model}: D={corpus.num_docs} N={corpus.num_tokens} "
              f"V={corpus.vocab_size}; {args.chains} chains x {args.iterations} iterations "
              f"(ESS of the draws after burn-in, half); one thread; CPU seconds of the fit",
@@ -122,9 +118,7 @@ def main(argv=None):
                              f"{within / cpu / base_within:>8.2f}")
         print("\n".join(block), flush=True)
         lines += block
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_lines(args.out, lines)
 
 
 if __name__ == "__main__":

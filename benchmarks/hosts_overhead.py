@@ -27,18 +27,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import hashlib
 import json
 import os
-import shlex
 import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _machine import machine_description, set_single_thread  # noqa: E402
+from _machine import run_header, set_single_thread, write_lines  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "hosts_overhead.txt")
@@ -116,9 +114,7 @@ def main(argv=None):
     if args.worker:
         worker(args)
         return
-    lines = [f"# {_dt.datetime.now():%Y-%m-%d %H:%M} "
-             f"python benchmarks/hosts_overhead.py {shlex.join(argv or sys.argv[1:])}",
-             f"# {machine_description()}",
+    lines = run_header(__file__, argv) + [
              f"# {args.data}, gslda K={args.topics}, sampler parallel:z=jax, {args.chains} "
              f"chains, {args.iterations} iterations in chunks of {args.chunk}; wall seconds "
              "per iteration after the first chunk",
@@ -136,9 +132,7 @@ def main(argv=None):
               f"iteration ({two / one:.2f}x); load average {os.getloadavg()[0]:.2f}",
               f"# the same eta draws in all three: {same}"]
     print("\n".join(lines[-2:]), flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_lines(args.out, lines)
 
 
 if __name__ == "__main__":

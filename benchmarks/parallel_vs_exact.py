@@ -25,14 +25,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import os
-import shlex
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _machine import machine_description, set_single_thread  # noqa: E402
+from _machine import run_header, set_single_thread, write_lines  # noqa: E402
 
 set_single_thread()  # BLAS and XLA on one thread: the samplers' own threads are measured
 
@@ -101,9 +99,7 @@ def step_seconds(corpus, num_topics, samplers, args):
 def main(argv=None):
     args = parse_args(argv)
     corpus = load_dataset("20news").train
-    lines = [f"# {_dt.datetime.now():%Y-%m-%d %H:%M} "
-             f"python benchmarks/parallel_vs_exact.py {shlex.join(argv or sys.argv[1:])}",
-             f"# {machine_description()}",
+    lines = run_header(__file__, argv) + [
              f"# 20news medlda-multitask: D={corpus.num_docs} N={corpus.num_tokens} "
              f"V={corpus.vocab_size}; one chain; medians of {args.rounds} steps",
              f"{'K':>4} {'sampler':<16} {'CPU s':>8} {'wall s':>8} {'CPU/exact':>10} "
@@ -122,9 +118,7 @@ def main(argv=None):
                          f"{corpus.num_tokens / wall / 1e6:>10.2f}")
         print("\n".join(block), flush=True)
         lines += block
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_lines(args.out, lines)
 
 
 if __name__ == "__main__":
