@@ -3,7 +3,8 @@
 * Its Z step alone, given eta, psi and rho, samples the exact distribution of Z
   (``given_eta``: Phi integrates out, so it is the collapsed sweep's target), in the table and
   the log-space forms and without a response; a Phi drawn with the wrong Dirichlet parameter
-  misses it.
+  misses it. Phi's draw at the small shapes of real data (beta = 0.01: the enumeration
+  problems' beta is 0.5 or 1) is each entry's floored gamma variate, bit for bit.
 * The whole kernel (eta, Z, the augmentation) samples the exact posterior of Z for every
   response (``test_enumeration.PROBLEMS``: logistic, hinge, epsilon-insensitive, Gaussian with
   s2 fixed and drawn, multi-label, multi-task), and Geweke's test passes for logistic c = 1 and
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -28,6 +30,7 @@ import pytest
 import given_eta
 from mutants import mutant
 from topiczoo.kernels import parallel as par
+from topiczoo.kernels import random as rnd
 from topiczoo.kernels.assignments import word_token_index
 
 W_OFF, W_TOK = word_token_index(given_eta.WORDS, given_eta.VOCAB)
@@ -99,6 +102,46 @@ def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
     run = _runner(wrong, numba.njit(par._sweep_documents.py_func))
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), _frequencies(3, 2, "tables", run))
     assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
+
+
+@numba.njit
+def _topics_one_variate_at_a_time(n_wk, beta, seed):
+    """Phi's Gamma draws as ``_draw_topics`` takes them (block b of words from stream 2 b),
+    each entry by ``log_gamma`` (its envelope computed from its own shape), floored."""
+    vocab_size, num_topics = n_wk.shape
+    g = np.empty((vocab_size, num_topics))
+    rng = np.empty(4, np.uint64)
+    for b in range((vocab_size + par.WORD_BLOCK - 1) // par.WORD_BLOCK):
+        rnd.seed_stream(seed, 2 * b, rng)
+        for w in range(b * par.WORD_BLOCK, min(vocab_size, (b + 1) * par.WORD_BLOCK)):
+            for k in range(num_topics):
+                g[w, k] = math.exp(max(rnd.log_gamma(rng, n_wk[w, k] + beta), par._LOG_TINY))
+    return g
+
+
+def _topics(draw_topics, beta):
+    rng = np.random.default_rng(0)
+    n_wk = ((rng.random((150, 7)) < 0.2) * rng.integers(1, 30, (150, 7))).astype(np.int32)
+    g, inv_s = np.empty((150, 7)), np.empty(7)
+    draw_topics(n_wk, beta, np.uint64(5), g, inv_s)
+    return g, inv_s, _topics_one_variate_at_a_time(n_wk, beta, np.uint64(5))
+
+
+@pytest.mark.parametrize("beta", [0.001, 0.01, rnd.SMALL_SHAPE, 0.5])
+def test_topics_draw_is_each_entrys_floored_gamma_variate(beta):
+    """The draw computes the small-shape sampler's envelope once, for beta (the shape of every
+    word absent from a topic): it must give each entry the variate of its own shape, whose
+    distribution test_random tests at 0.001 and 0.01."""
+    g, inv_s, reference = _topics(DRAW_TOPICS, beta)
+    np.testing.assert_array_equal(g, reference)
+    np.testing.assert_allclose(inv_s, 1.0 / reference.sum(axis=0), rtol=1e-12)
+
+
+def test_topics_draw_test_sees_an_envelope_of_another_shape():
+    wrong = mutant(par._draw_topics, [("small_shape_envelope(beta)",
+                                       "small_shape_envelope(2.0 * beta)")])
+    g, _, reference = _topics(wrong, 0.01)
+    assert not np.array_equal(g, reference)
 
 
 # ---------------------------------------------------------------------------------------------
