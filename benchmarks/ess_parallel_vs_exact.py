@@ -122,5 +122,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    np.seterr(all="ignore")
     main()

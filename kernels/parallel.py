@@ -46,8 +46,7 @@ from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, c
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import seed_words_from_key, threads_for
-from topiczoo.kernels.random import (SMALL_SHAPE, gamma_floored, seed_stream,
-                                      small_shape_envelope, uniform)
+from topiczoo.kernels.random import gamma_floored, seed_stream, small_shape_envelope, uniform
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
                                       _table_row)
 
@@ -88,7 +87,7 @@ def _draw_topics(n_wk, beta, seed, g, inv_s):
     vocab_size, num_topics = n_wk.shape
     num_word_blocks = (vocab_size + WORD_BLOCK - 1) // WORD_BLOCK
     partial = np.zeros((num_word_blocks, num_topics))
-    absent = small_shape_envelope(beta) if beta <= SMALL_SHAPE else (0.0, 0.0, 0.0, 0.0)
+    absent = small_shape_envelope(beta)
     for b in numba.prange(num_word_blocks):
         rng = np.empty(4, np.uint64)
         seed_stream(seed, 2 * b, rng)

@@ -122,7 +122,10 @@ def small_shape_envelope(a):
     """(lambda, w, r, log(w lambda)) of :func:`_log_gamma_small`'s envelope at shape a
     (0 < a < 1): lambda = 1 / a - 1, w = a / (e (1 - a)), r = 1 / (1 + w). Computed once by a
     caller that draws many variates of one shape (the Dirichlet draw's words absent from a
-    topic, all of shape beta): three divisions and a log fewer per draw."""
+    topic, all of shape beta): three divisions and a log fewer per draw. Above
+    :data:`SMALL_SHAPE`, where no sampler reads it, zeros."""
+    if a > SMALL_SHAPE:
+        return 0.0, 0.0, 0.0, 0.0
     lam = 1.0 / a - 1.0
     w = a / (math.e * (1.0 - a))
     r = 1.0 / (1.0 + w)
