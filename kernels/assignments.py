@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from topiczoo.kernels.host import over_chains, seed_from_key, threads_for, trim_after
+from topiczoo.kernels.host import Scratch, over_chains, seed_from_key, threads_for, trim_after
 from topiczoo.kernels.topics import _collapsed_sweep
 
 
@@ -114,32 +114,33 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int,
     the log-likelihood of z alone (:func:`assignments_log_likelihood`). Under
     ``vmap_method="expand_dims"`` every argument has a leading chain axis and the chains are
     swept on up to ``num_threads`` threads (each chain's sweep is its own: the same draws as
-    one thread)."""
+    one thread). Each chain's n_wk (int32 [V, K]) is kept from one step to the next
+    (``kernels.host.Scratch``): all zeros between steps, as the log-likelihood pass leaves it."""
+    n_wk_zeros = Scratch(lambda: np.zeros((vocab_size, num_topics), np.int32))
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
             w_off, w_tok = word_token_index(words, vocab_size)
         n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
-        n_wk = np.zeros((vocab_size, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
-        _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
-        if sweep is not None:
-            sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, int(seed))
-        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
+        with n_wk_zeros.borrow() as n_wk:
+            _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
+            if sweep is not None:
+                sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, int(seed))
+            return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
 
-    # z, n_dk and the host's n_wk (int32 [V, K] a chain, freed by now)
-    return chains_host(one_chain, 4 * vocab_size * num_topics, num_threads)
+    return chains_host(one_chain, num_threads)
 
 
-def chains_host(one_chain, chain_bytes: int, num_threads: int = 1):
+def chains_host(one_chain, num_threads: int = 1):
     """``host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed) -> (z,
     n_dk, log p(W | Z))`` of the assignments steps: ``one_chain(z, words, doc_offsets,
     word_offsets, word_tokens, eta, psi, rho, seed) -> (n_dk, log_likelihood)`` updates one
     chain's z (int32, a copy of the input's) in place (eta, psi, rho float64). Unbatched one
     chain; under ``vmap_method="expand_dims"`` every argument has a leading chain axis and the
     chains run on up to ``num_threads`` threads. After the call, glibc's free heap pages go
-    back to the system when z, n_dk and the ``chain_bytes`` of host arrays one chain used are
-    large (``kernels.host.trim_after``)."""
+    back to the system when z and n_dk are large (``kernels.host.trim_after``); the [V, K]
+    arrays a step needs but does not return are kept for the next one (``kernels.host.Scratch``)."""
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
         inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
@@ -159,7 +160,7 @@ def chains_host(one_chain, chain_bytes: int, num_threads: int = 1):
                 threads_for(z.size, num_threads))
             out = (z, np.stack([n_dk for n_dk, _ in chains]),
                    np.array([log_lik for _, log_lik in chains], np.float32))
-        trim_after(out[0].nbytes + out[1].nbytes + chain_bytes)
+        trim_after(out[0].nbytes + out[1].nbytes)
         return out
 
     return host

@@ -29,14 +29,12 @@ draws the same z whatever the number of threads (numba ``prange``) it runs on.
 The chain state holds z and n_dk alone (``kernels.assignments``): the word-topic counts are
 rebuilt from z (word by word, through the word -> tokens index: each thread owns its words)
 before Phi is drawn, and again for the new z's log p(W | Z), into host arrays kept from one
-step to the next (:class:`_Scratch`).
+step to the next (``kernels.host.Scratch``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 
 import numba
 import numpy as np
@@ -45,7 +43,7 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, chains_host,
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
-from topiczoo.kernels.host import seed_words_from_key, threads_for
+from topiczoo.kernels.host import Scratch, seed_words_from_key, threads_for
 from topiczoo.kernels.random import gamma_floored, seed_stream, small_shape_envelope, uniform
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
                                       _table_row)
@@ -294,38 +292,14 @@ def _sweep_documents(z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho, alpha
 # The step
 
 
-class _Scratch:
-    """The host step's counts n_wk (int32) and Gamma draws (float64) [V, K], kept from one
-    call to the next (the peak the memory check counts, held for the kernel's life): new ones
-    every step paid their page faults again, 0.3 s of a 2.8 s step at V = 53,666, K = 400 on
-    this project's 2-core machine (transparent huge pages, compacted on each fault)."""
-
-    def __init__(self, shape):
-        self.shape = shape
-        self.arrays = None
-        self.lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def borrow(self):
-        """(n_wk, g) for one chain's step: the kept arrays, or new ones while another call
-        holds them (chains on several devices at once)."""
-        if not self.lock.acquire(blocking=False):
-            yield np.empty(self.shape, np.int32), np.empty(self.shape)
-            return
-        try:
-            if self.arrays is None:
-                self.arrays = np.empty(self.shape, np.int32), np.empty(self.shape)
-            yield self.arrays
-        finally:
-            self.lock.release()
-
-
 def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
     """The host side of :func:`parallel_assignments_step`: the chains one after another, each
     on up to ``num_threads`` numba threads (``kernels.assignments.chains_host``; fewer on small
     corpora, ``kernels.host.threads_for``, and never more than numba started:
-    ``NUMBA_NUM_THREADS``), with the [V, K] arrays of a :class:`_Scratch`."""
-    scratch = _Scratch((vocab_size, num_topics))
+    ``NUMBA_NUM_THREADS``), with [V, K] counts and Gamma draws kept from step to step
+    (``kernels.host.Scratch``: their contents are overwritten by each step)."""
+    shape = (vocab_size, num_topics)
+    scratch = Scratch(lambda: (np.empty(shape, np.int32), np.empty(shape)))
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
@@ -347,7 +321,7 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
             numba.set_num_threads(previous)
 
     # z and n_dk (the scratch's [V, K] arrays stay): glibc's free pages go back
-    return chains_host(one_chain, 0)
+    return chains_host(one_chain)
 
 
 def parallel_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,

@@ -130,13 +130,13 @@ def test_the_host_sweeps_trim_after_every_call_on_large_data(monkeypatch):
             vocab_size=3))(jax.random.split(key, 2))
 
     steps()
-    assert calls == []  # 64 and 104 bytes: below the default threshold
-    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 64)
+    assert calls == []  # 40 and 80 bytes: below the default threshold
+    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 40)
     steps()
     assert len(calls) == 2  # one per host call (the two vmapped chains make one call)
-    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 65)
+    monkeypatch.setattr(host, "TRIM_ABOVE_BYTES", 41)
     steps()
-    assert len(calls) == 3  # the unbatched step's 64 bytes (z, n_dk, n_wk) are now below it
+    assert len(calls) == 3  # the unbatched step's 40 bytes (z, n_dk; n_wk is kept) below it
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,10 @@ import given_eta
 from mutants import mutant
 from topiczoo.kernels import parallel as par
 from topiczoo.kernels import random as rnd
-from topiczoo.kernels.assignments import word_token_index
+from topiczoo.kernels.assignments import host_assignments_step, word_token_index
+from topiczoo.kernels.host import Scratch
+from topiczoo.kernels.light import _light_sweep
+from topiczoo.kernels.topics import _collapsed_sweep
 
 W_OFF, W_TOK = word_token_index(given_eta.WORDS, given_eta.VOCAB)
 
@@ -246,13 +249,58 @@ def test_the_thread_test_sees_streams_keyed_by_thread():
 
 
 def test_the_host_steps_arrays_are_kept_but_never_shared_by_two_calls_at_once():
-    """The [V, K] counts and draws are the same arrays from one step to the next (no page
-    faults a step), and a second call while the first holds them (chains on several devices
-    at once) gets arrays of its own."""
-    scratch = par._Scratch((5, 3))
+    """The [V, K] arrays a host step keeps (``kernels.host.Scratch``) are the same from one
+    step to the next (no page faults a step); a second call while the first holds them (chains
+    on several devices at once) gets arrays of its own; a step that fails drops its arrays."""
+    scratch = Scratch(lambda: (np.empty((5, 3), np.int32), np.empty((5, 3))))
     with scratch.borrow() as (n_wk, g):
         assert n_wk.shape == g.shape == (5, 3) and n_wk.dtype == np.int32
         with scratch.borrow() as (n_wk2, g2):
             assert n_wk2 is not n_wk and g2 is not g
     with scratch.borrow() as (n_wk3, g3):
         assert n_wk3 is n_wk and g3 is g
+        with scratch.borrow() as (n_wk4, _):
+            assert n_wk4 is n_wk2
+    with pytest.raises(RuntimeError), scratch.borrow() as (failed, _):
+        raise RuntimeError
+    with scratch.borrow() as (a, _), scratch.borrow() as (b, _), scratch.borrow() as (c, _):
+        assert not any(x is failed for x in (a, b, c))
+        assert sum(x is n_wk or x is n_wk2 for x in (a, b, c)) == 1  # the one not dropped
+
+
+@pytest.mark.parametrize("sampler", ["exact", "light", "parallel"])
+def test_a_host_step_with_kept_arrays_draws_what_a_fresh_one_draws(sampler):
+    """Step after step with the arrays one host keeps (the exact and light samplers' n_wk,
+    all zeros between steps; the parallel sampler's n_wk and Gamma draws) gives the z, n_dk and
+    log p(W | Z) of a new host each step (whose arrays are new): counts left in a kept array
+    would be counted again at the next step."""
+    rng = np.random.default_rng(3)
+    num_topics, vocab_size, lengths = 4, 9, [7, 1, 12, 5]
+    words = rng.integers(0, vocab_size, sum(lengths)).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    w_off, w_tok = word_token_index(words, vocab_size)
+    eta, psi, rho = rng.normal(size=(1, num_topics)), rng.normal(size=(1, 4)), np.ones((1, 4))
+
+    def host():
+        if sampler == "parallel":
+            return par._host_step(0.3, 0.2, num_topics, vocab_size, 1)
+        def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
+            if sampler == "exact":
+                _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, 0.3, 0.2,
+                                 seed)
+            else:
+                _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho,
+                             0.3, 0.2, seed, 2, False, np.zeros((3, 2), np.int64))
+
+        return host_assignments_step(sweep, 0.2, num_topics, vocab_size)
+
+    kept = host()
+    z_kept = z_new = rng.integers(0, num_topics, len(words)).astype(np.int32)
+    for step in range(4):
+        seed = np.array([step, 7], np.uint32) if sampler == "parallel" else np.uint32(step)
+        args = (words, offsets, w_off, w_tok, eta, psi, rho, seed)
+        z_kept, n_dk_kept, ll_kept = kept(z_kept, *args)
+        z_new, n_dk_new, ll_new = host()(z_new, *args)
+        np.testing.assert_array_equal(z_kept, z_new)
+        np.testing.assert_array_equal(n_dk_kept, n_dk_new)
+        assert ll_kept == ll_new
