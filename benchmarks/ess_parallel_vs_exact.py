@@ -18,9 +18,9 @@ chunks end at 1, 5, 20, 50, 100) to the end, times the number of iterations.
 The issue's setting is ``--data 20news --model medlda-multitask --topics 20 100 400`` (hours on
 one core); the default, ``bbc`` with binary Gibbs MedLDA (695 training documents, 112,327
 tokens; K = 20), runs in about 10 minutes, and its chains have not levelled off after 500
-iterations. ``--data simulated`` is a corpus whose chains do: 2,000 documents of about 100
-tokens over 2,000 words drawn from gSLDA's declaration with K = 20 (``_simulated.py``; fit it
-with ``--model gslda``).
+iterations. ``--data simulated`` is a corpus whose chains do (each in a mode of its own):
+2,000 documents of about 100 tokens over 2,000 words drawn from gSLDA's declaration with
+K = 20 (``_simulated.py``; fit it with ``--model gslda``).
 
 Usage::
 
