@@ -12,6 +12,9 @@
 * The draws do not depend on the threads: 1, 2 and 4 give the same draws bit for bit (in a
   process started with four numba threads), and so do the exact and light samplers' chains on
   threads; a document stream keyed by the thread instead of the document changes them.
+* The host steps' [V, K] arrays, kept from step to step (``kernels.host.Scratch``), are never
+  lent to two calls at once, and a host that keeps them draws, step after step, what new
+  arrays draw (this sampler's, and the exact and light samplers' counts).
 """
 
 from __future__ import annotations
