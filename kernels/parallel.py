@@ -44,7 +44,8 @@ from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, c
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import Scratch, seed_words_from_key, threads_for
-from topiczoo.kernels.random import gamma_floored, seed_stream, small_shape_envelope, uniform
+from topiczoo.kernels.random import (gamma_floored_draw, seed_stream, small_shape_envelope,
+                                     state_of, uniform)
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
                                       _table_row)
 
@@ -53,9 +54,6 @@ from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_coun
 WORD_BLOCK = 64
 #: Documents per piece of work of the sweep (its tables are allocated once per piece).
 DOC_CHUNK = 16
-#: The log of the smallest normal double: a Gamma draw below it is taken as it (a topic's
-#: weight of 1e-308 instead of less; subnormal numbers would slow every product they meet).
-_LOG_TINY = math.log(2.2250738585072014e-308)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,6 +73,23 @@ def _count_words(z, word_offsets, word_tokens, n_wk):
                 n_wk[w, z[word_tokens[p]]] += 1
 
 
+@numba.njit(cache=True, nogil=True)
+def _draw_word_block(n_wk, beta, seed, b, absent, g, partial):
+    """Block b of words of :func:`_draw_topics`: g[w, k] for its words, from stream 2 b, and
+    partial[b, k] = their sum (outside the parallel function: numba's parallel
+    transformations must not see the generator's state tuple, which stays in registers
+    through the loop, ``kernels.random``)."""
+    vocab_size, num_topics = n_wk.shape
+    rng = np.empty(4, np.uint64)
+    seed_stream(seed, 2 * b, rng)
+    state = state_of(rng)
+    for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
+        for k in range(num_topics):
+            gv, state = gamma_floored_draw(state, n_wk[w, k] + beta, absent)
+            g[w, k] = gv
+            partial[b, k] += gv
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _draw_topics(n_wk, beta, seed, g, inv_s):
     """Phi_k ~ Dir(n_.k + beta): g [V, K] (overwritten) = G_wk ~ Gamma(n_wk + beta), inv_s [K]
@@ -87,13 +102,7 @@ def _draw_topics(n_wk, beta, seed, g, inv_s):
     partial = np.zeros((num_word_blocks, num_topics))
     absent = small_shape_envelope(beta)
     for b in numba.prange(num_word_blocks):
-        rng = np.empty(4, np.uint64)
-        seed_stream(seed, 2 * b, rng)
-        for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
-            for k in range(num_topics):
-                gv = gamma_floored(rng, n_wk[w, k] + beta, _LOG_TINY, absent)
-                g[w, k] = gv
-                partial[b, k] += gv
+        _draw_word_block(n_wk, beta, seed, b, absent, g, partial)
     for k in range(num_topics):
         total = 0.0
         for b in range(num_word_blocks):

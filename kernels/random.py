@@ -1,4 +1,5 @@
-"""Random numbers of the numba sweeps: xoshiro256** streams, normals and gamma variates.
+"""Random numbers of the numba sweeps: xoshiro256** streams, uniforms, exponential, normal and
+gamma variates.
 
 xoshiro256** (Blackman and Vigna) is seeded through splitmix64. numba's ``np.random.random()``
 costs about 18 ns a call here; :func:`uniform`, 2 ns. A sweep that runs on several threads
@@ -7,8 +8,21 @@ that unit's own stream, :func:`seed_stream` of (the sweep's seed, the unit's num
 are then the same whatever the number of threads, devices or processes the units are spread
 over.
 
-Gamma variates (:func:`log_gamma`) are returned as their logarithm, so that the tiny draws of
-a small shape (Gamma(0.01) is below 1e-300 about once in a thousand) keep their precision:
+A generator's state is four uint64 words, held two ways:
+
+* a tuple (the ``*_draw`` functions: ``value, state = uniform_draw(state)``): a value that
+  the compiler keeps in registers through a hot loop. Every variate is written once, over the
+  tuple;
+* an array of four (:func:`next64`, :func:`uniform`, :func:`seed_stream`): a state that lives
+  from call to call, read and written back by each (:func:`state_of`, :func:`keep_state`).
+  numba cannot tell such an array from the other arrays a loop writes, so a loop that draws
+  many variates and stores them (the Dirichlet draw) would round-trip the state through memory
+  at every draw: it takes the tuple once (:func:`state_of`), draws from it and stores it back.
+  The same bits either way.
+
+Gamma variates (:func:`log_gamma_draw`) are returned as their logarithm, so that the tiny
+draws of a small shape (Gamma(0.01) is below 1e-300 about once in a thousand) keep their
+precision:
 
 * shape a >= 1: Marsaglia and Tsang (2000), a normal and a uniform per try, acceptance above
   95%;
@@ -17,6 +31,13 @@ a small shape (Gamma(0.01) is below 1e-300 about once in a thousand) keep their 
   rejection from a two-sided exponential envelope; acceptance tends to 1 as a -> 0 (about 0.95
   at a = 0.3). Above a = 0.3 the envelope grows loose, and G(a) = G(a + 1) U^(1 / a) is used
   instead (Stuart's theorem).
+
+The envelope's right part is a standard exponential variate, drawn by the ziggurat method
+(Marsaglia and Tsang 2000, "The ziggurat method for generating random variables": 256 layers;
+:func:`exponential_draw`): no logarithm for 98.9% of variates. The partially collapsed
+sampler's Dirichlet draw takes V x K gamma variates a sweep, nearly all of shape beta, so
+their cost is its own: about 13 ns a variate at beta = 0.01 (33 ns with a logarithm for the
+exponential and the state in memory).
 """
 
 from __future__ import annotations
@@ -34,24 +55,70 @@ def _rotl(x, k):
     return (x << _U(k)) | (x >> _U(64 - k))
 
 
+# ---------------------------------------------------------------------------------------------
+# The generator
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def next64_draw(state):
+    """(the next 64-bit output of xoshiro256**, the new state); state: a tuple of 4 uint64."""
+    s0, s1, s2, s3 = state
+    result = _rotl(s1 * _U(5), 7) * _U(9)
+    t = s1 << _U(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return result, (s0, s1, s2, s3)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def state_of(s):
+    """The state tuple of an array state s (uint64 [4])."""
+    return s[0], s[1], s[2], s[3]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def keep_state(s, state):
+    """Write a state tuple back into the array state s (uint64 [4])."""
+    s[0], s[1], s[2], s[3] = state
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def next64(s):
-    """The next 64-bit output of xoshiro256** with state s (uint64 [4], updated in place)."""
-    result = _rotl(s[1] * _U(5), 7) * _U(9)
-    t = s[1] << _U(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
-    return result
+    """The next 64-bit output of xoshiro256** with array state s (uint64 [4], updated in
+    place)."""
+    x, state = next64_draw(state_of(s))
+    keep_state(s, state)
+    return x
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _to_unit(x):
+    """A uniform double in [0, 1) from the top 53 bits of a 64-bit output."""
+    return (x >> _U(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def uniform_draw(state):
+    """(a uniform double in [0, 1) (53 random bits), the new state)."""
+    x, state = next64_draw(state)
+    return _to_unit(x), state
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def uniform(s):
-    """A uniform double in [0, 1) (53 random bits)."""
-    return (next64(s) >> _U(11)) * (1.0 / 9007199254740992.0)
+    """A uniform double in [0, 1) (53 random bits) from array state s (updated in place)."""
+    return _to_unit(next64(s))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def open_uniform_draw(state):
+    """(a uniform double in (0, 1] (never 0: its log is finite), the new state)."""
+    u, state = uniform_draw(state)
+    return 1.0 - u, state
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -79,38 +146,106 @@ def seed_stream(seed, stream, s):
     seed_state(_mix64(_U(seed) + _mix64(_U(stream) + _U(0x9E3779B97F4A7C15))), s)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def open_uniform(s):
-    """A uniform double in (0, 1] (never 0: its log is finite)."""
-    return 1.0 - uniform(s)
+
+# ---------------------------------------------------------------------------------------------
+# Exponential and normal variates
+
+
+#: The ziggurat's right edge r: the base layer's draws beyond it are r + a new Exp(1) variate.
+ZIGGURAT_R = 7.69711747013104972
+
+
+def _exponential_ziggurat(num_layers=256, r=ZIGGURAT_R, v=3.949659822581572e-3):
+    """Tables (k uint64, w, f) of Marsaglia and Tsang's ziggurat for the density e^-x, x >= 0,
+    in layers i = 0..255 of equal area v: layer i >= 1 is the rectangle [0, x_i] x [f(x_i),
+    f(x_{i-1})] (x_0 = 0, x_255 = r), layer 0 the base [0, r] x [0, f(r)] with the tail beyond
+    r. A draw takes 53 random bits j and 8 more for i: x = j w_i is uniform on layer i's width
+    (w_i = x_i / 2^53; layer 0's width v / f(r)), and inside the layer above it (j < k_i =
+    2^53 x_{i-1} / x_i) wherever it lies."""
+    m = 2.0 ** 53
+    k, w, f = np.zeros(num_layers, np.uint64), np.zeros(num_layers), np.zeros(num_layers)
+    x = r
+    q = v / math.exp(-r)
+    k[0], w[0], f[0] = int(r / q * m), q / m, 1.0
+    w[-1], f[-1] = r / m, math.exp(-r)
+    for i in range(num_layers - 2, 0, -1):
+        inner = -math.log(v / x + math.exp(-x))
+        k[i + 1] = int(inner / x * m)
+        x = inner
+        f[i] = math.exp(-x)
+        w[i] = x / m
+    k[1] = 0
+    return k, w, f
+
+
+_ZIG_K, _ZIG_W, _ZIG_F = _exponential_ziggurat()
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def normal(s):
-    """A standard normal variate (Marsaglia's polar method, one of the pair it makes)."""
+def exponential_draw(state):
+    """(a standard exponential variate (density e^-x, x >= 0), the new state) by the ziggurat
+    (:func:`_exponential_ziggurat`): one 64-bit output (the low 8 bits pick the layer, the top
+    53 the point) and a comparison for 98.9% of variates; below a layer's wedge, the density
+    itself decides; beyond r, r plus a new variate (the tail of e^-x is e^-x again)."""
     while True:
-        v1 = 2.0 * uniform(s) - 1.0
-        v2 = 2.0 * uniform(s) - 1.0
+        u, state = next64_draw(state)
+        i = u & _U(255)
+        j = u >> _U(11)
+        x = j * _ZIG_W[i]
+        if j < _ZIG_K[i]:
+            return x, state
+        v, state = open_uniform_draw(state)
+        if i == 0:
+            return ZIGGURAT_R - math.log(v), state
+        if _ZIG_F[i] + v * (_ZIG_F[i - 1] - _ZIG_F[i]) < math.exp(-x):
+            return x, state
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def normal_draw(state):
+    """(a standard normal variate (Marsaglia's polar method, one of the pair it makes), the new
+    state)."""
+    while True:
+        v1, state = uniform_draw(state)
+        v2, state = uniform_draw(state)
+        v1 = 2.0 * v1 - 1.0
+        v2 = 2.0 * v2 - 1.0
         r2 = v1 * v1 + v2 * v2
         if 0.0 < r2 < 1.0:
-            return v1 * math.sqrt(-2.0 * math.log(r2) / r2)
+            return v1 * math.sqrt(-2.0 * math.log(r2) / r2), state
+
+
+# ---------------------------------------------------------------------------------------------
+# Gamma variates
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_gamma_large(s, a):
-    """log G, G ~ Gamma(a, 1) for a >= 1 (Marsaglia and Tsang)."""
+def _log_gamma_large(state, a):
+    """(log G, the new state), G ~ Gamma(a, 1) for a >= 1 (Marsaglia and Tsang)."""
     d = a - 1.0 / 3.0
     c = 1.0 / math.sqrt(9.0 * d)
     while True:
-        x = normal(s)
+        x, state = normal_draw(state)
         v = 1.0 + c * x
         if v <= 0.0:
             continue
         v = v * v * v
-        u = open_uniform(s)
+        u, state = open_uniform_draw(state)
         x2 = x * x
         if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
-            return math.log(d) + math.log(v)
+            return math.log(d) + math.log(v), state
+
+
+#: exp(y) is 0.0 in double precision for every y below this (the smallest subnormal double is
+#: exp(-744.44), and exp rounds to 0 below -745.13).
+_EXP_ZERO = -745.2
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _exp_or_zero(y):
+    """exp(y), the same bits, without calling exp where it is 0 (glibc's exp takes a slow path
+    with an error flag there: at shape 0.001 half the small-shape draws underflow)."""
+    return math.exp(y) if y > _EXP_ZERO else 0.0
 
 
 #: Below this shape the small-shape algorithm is used; above it, G(a + 1) U^(1 / a).
@@ -119,63 +254,81 @@ SMALL_SHAPE = 0.3
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def small_shape_envelope(a):
-    """(lambda, w, r, log(w lambda)) of :func:`_log_gamma_small`'s envelope at shape a
+    """(lambda, w, r, log(w lambda), 1 / a) of :func:`_log_gamma_small`'s envelope at shape a
     (0 < a < 1): lambda = 1 / a - 1, w = a / (e (1 - a)), r = 1 / (1 + w). Computed once by a
     caller that draws many variates of one shape (the Dirichlet draw's words absent from a
-    topic, all of shape beta): three divisions and a log fewer per draw. Above
+    topic, all of shape beta): four divisions and a log fewer per draw. Above
     :data:`SMALL_SHAPE`, where no sampler reads it, zeros."""
     if a > SMALL_SHAPE:
-        return 0.0, 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0, 0.0
     lam = 1.0 / a - 1.0
     w = a / (math.e * (1.0 - a))
     r = 1.0 / (1.0 + w)
-    return lam, w, r, math.log(w * lam)
+    return lam, w, r, math.log(w * lam), 1.0 / a
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_gamma_small(s, a, envelope):
-    """(log G, G), G ~ Gamma(a, 1) for 0 < a < 1, by Liu, Martin and Syring's rejection sampler
-    of Z = -a log G (density proportional to exp(-z - exp(-z / a))): envelope e^-z on z >= 0
-    and w lambda e^(lambda z) on z < 0 (``envelope``: :func:`small_shape_envelope` of a), the
-    first part with probability r = 1 / (1 + w). G = exp(-z / a) is the test's own exponential
-    (0 where it underflows), returned so that a caller who wants G pays no second exp.
+def _log_gamma_small(state, a, envelope):
+    """(log G, G, the new state), G ~ Gamma(a, 1) for 0 < a < 1, by Liu, Martin and Syring's
+    rejection sampler of Z = -a log G (density proportional to exp(-z - exp(-z / a))):
+    envelope e^-z on z >= 0 and w lambda e^(lambda z) on z < 0 (``envelope``:
+    :func:`small_shape_envelope` of a), the first part with probability r = 1 / (1 + w), its z
+    a standard exponential variate (:func:`exponential_draw`). G = exp(-z / a) is the test's
+    own exponential (0 where it underflows), returned so that a caller who wants G pays no
+    second exp.
 
-    On z >= 0 the acceptance test log U < -G first tries the squeeze U <= 1 - G (exp(-G) >
-    1 - G), which decides it without a log but where U = 1 exactly and G < 2^-53 (one draw in
-    2^53): the log is taken for the others."""
-    lam, w, r, log_w_lam = envelope
+    The part is chosen by a uniform U_0; on z >= 0 (U_0 < r) the acceptance test's uniform is
+    U_0 / r, which given U_0 < r is uniform on [0, 1) and independent of z. The test log U <
+    -G first tries the squeeze U <= 1 - G (exp(-G) > 1 - G), which decides it without a log
+    for all but a few draws (every one where G < 2^-53, seven in ten at a = 0.01)."""
+    lam, w, r, log_w_lam, inv_a = envelope
     while True:
-        u = open_uniform(s)
-        if u <= r:
-            z = -math.log(u / r)
-            g = math.exp(-z / a)
-            u = open_uniform(s)
+        u0, state = uniform_draw(state)
+        if u0 < r:
+            z, state = exponential_draw(state)
+            g = _exp_or_zero(-z * inv_a)
+            u = u0 / r
             if u <= 1.0 - g or math.log(u) < -g:  # h(z) / eta(z) = exp(-G) on z >= 0
-                return -z / a, g
+                return -z * inv_a, g, state
         else:
-            z = math.log(open_uniform(s)) / lam
-            g = math.exp(-z / a)
-            if math.log(open_uniform(s)) < -z - g - log_w_lam - lam * z:
-                return -z / a, g
+            u, state = open_uniform_draw(state)
+            z = math.log(u) / lam
+            g = math.exp(-z * inv_a)
+            u, state = open_uniform_draw(state)
+            if math.log(u) < -z - g - log_w_lam - lam * z:
+                return -z * inv_a, g, state
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def log_gamma(s, a):
-    """log G, G ~ Gamma(a, 1) (shape a > 0, scale 1), from stream s (module docstring)."""
+def log_gamma_draw(state, a):
+    """(log G, the new state), G ~ Gamma(a, 1) (shape a > 0, scale 1) (module docstring)."""
     if a >= 1.0:
-        return _log_gamma_large(s, a)
+        return _log_gamma_large(state, a)
     if a <= SMALL_SHAPE:
-        return _log_gamma_small(s, a, small_shape_envelope(a))[0]
-    return _log_gamma_large(s, a + 1.0) + math.log(open_uniform(s)) / a
+        log_g, _, state = _log_gamma_small(state, a, small_shape_envelope(a))
+        return log_g, state
+    log_g, state = _log_gamma_large(state, a + 1.0)
+    u, state = open_uniform_draw(state)
+    return log_g + math.log(u) / a, state
+
+
+#: The floor of :func:`gamma_floored_draw`, and its log: the smallest normal double. A Gamma
+#: draw below it is taken as it (a topic's weight of 1e-308 instead of less, in the Dirichlet
+#: draw; subnormal numbers would slow every product they meet). TINY is exp(LOG_TINY), the
+#: value an exp of the floored log gives.
+LOG_TINY = math.log(2.2250738585072014e-308)
+TINY = math.exp(LOG_TINY)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def gamma_floored(s, a, log_floor, envelope):
-    """max(G, exp(log_floor)), G ~ Gamma(a, 1): exp(max(log_gamma(s, a), log_floor)), the same
-    draw from the same stream, without a second exp below :data:`SMALL_SHAPE` (the Dirichlet
-    draws of words absent from a topic). ``envelope``: :func:`small_shape_envelope` of a,
-    computed once by the caller; read only where a <= SMALL_SHAPE."""
+def gamma_floored_draw(state, a, envelope):
+    """(max(G, TINY), the new state), G ~ Gamma(a, 1): exp(max(log G, LOG_TINY)) of
+    :func:`log_gamma_draw`'s draw from the same state, without a second exp below
+    :data:`SMALL_SHAPE` (the Dirichlet draws of words absent from a topic). ``envelope``:
+    :func:`small_shape_envelope` of a, computed once by the caller; read only where a <=
+    SMALL_SHAPE."""
     if a <= SMALL_SHAPE:
-        log_g, g = _log_gamma_small(s, a, envelope)
-        return g if log_g >= log_floor else math.exp(log_floor)
-    return math.exp(max(log_gamma(s, a), log_floor))
+        log_g, g, state = _log_gamma_small(state, a, envelope)
+        return (g if log_g >= LOG_TINY else TINY), state
+    log_g, state = log_gamma_draw(state, a)
+    return math.exp(max(log_g, LOG_TINY)), state

@@ -33,7 +33,10 @@ disappears fails the comparison.
 
 ``PARALLEL_CASES`` (the parallel sampler's numba engine, with the default dispersed start)
 were recorded before its per-token table upkeep became one function with the collapsed
-sweep's.
+sweep's, and re-recorded on 2026-11-29 when the small-shape gamma variates of its Phi draw
+(``kernels.random._log_gamma_small``) began to take their exponential from the ziggurat and
+their acceptance uniform from the part's choice: a change meant to change the draws (every
+other case unchanged).
 
 When the chains' default start became the dispersed one (``fit(init="dispersed")``: Z from
 its prior), the recorded cases kept checking the start they were recorded with: they are run
@@ -115,7 +118,7 @@ DISPERSED_CASES = {
     "shdp-hinge/dispersed": ("shdp-hinge", {"ell": 2.0}, BINARY, "exact"),
 }
 # the parallel sampler (numba engine), recorded before its per-token table upkeep became the
-# collapsed sweep's (``kernels.topics._after_draw``)
+# collapsed sweep's (``kernels.topics._after_draw``); re-recorded with the ziggurat's Phi draw
 PARALLEL_CASES = {
     "gslda/parallel": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "parallel"),
     "medlda-multitask/parallel": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,

@@ -103,8 +103,8 @@ def test_step_matches_enumeration_plain_lda():
 @pytest.mark.slow
 def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
     """Phi_k ~ Dir(n_.k + 1) instead of Dir(n_.k + beta): the chain misses the target."""
-    wrong = mutant(par._draw_topics, [("gamma_floored(rng, n_wk[w, k] + beta,",
-                                       "gamma_floored(rng, n_wk[w, k] + 1.0,")])
+    wrong_block = mutant(par._draw_word_block, [("n_wk[w, k] + beta,", "n_wk[w, k] + 1.0,")])
+    wrong = mutant(par._draw_topics, [], {"_draw_word_block": wrong_block})
     run = _runner(wrong, numba.njit(par._sweep_documents.py_func))
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), _frequencies(3, 2, "tables", run))
     assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
@@ -113,15 +113,17 @@ def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
 @numba.njit
 def _topics_one_variate_at_a_time(n_wk, beta, seed):
     """Phi's Gamma draws as ``_draw_topics`` takes them (block b of words from stream 2 b),
-    each entry by ``log_gamma`` (its envelope computed from its own shape), floored."""
+    each entry by ``log_gamma_draw`` (its envelope computed from its own shape), floored."""
     vocab_size, num_topics = n_wk.shape
     g = np.empty((vocab_size, num_topics))
     rng = np.empty(4, np.uint64)
     for b in range((vocab_size + par.WORD_BLOCK - 1) // par.WORD_BLOCK):
         rnd.seed_stream(seed, 2 * b, rng)
+        state = rnd.state_of(rng)
         for w in range(b * par.WORD_BLOCK, min(vocab_size, (b + 1) * par.WORD_BLOCK)):
             for k in range(num_topics):
-                g[w, k] = math.exp(max(rnd.log_gamma(rng, n_wk[w, k] + beta), par._LOG_TINY))
+                log_g, state = rnd.log_gamma_draw(state, n_wk[w, k] + beta)
+                g[w, k] = math.exp(max(log_g, rnd.LOG_TINY))
     return g
 
 
