@@ -17,8 +17,8 @@ A generator's state is four uint64 words, held two ways:
   from call to call, read and written back by each (:func:`state_of`, :func:`keep_state`).
   numba cannot tell such an array from the other arrays a loop writes, so a loop that draws
   many variates and stores them (the Dirichlet draw) would round-trip the state through memory
-  at every draw: it takes the tuple once (:func:`state_of`), draws from it and stores it back.
-  The same bits either way.
+  at every draw: it takes the tuple once (:func:`state_of`), draws from it, and stores it back
+  (:func:`keep_state`) if the array lives on. The same bits either way.
 
 Gamma variates (:func:`log_gamma_draw`) are returned as their logarithm, so that the tiny
 draws of a small shape (Gamma(0.01) is below 1e-300 about once in a thousand) keep their
@@ -144,7 +144,6 @@ def seed_stream(seed, stream, s):
     ``seed``: both mixed through splitmix64, so that neighbouring streams and seeds are as far
     apart as any."""
     seed_state(_mix64(_U(seed) + _mix64(_U(stream) + _U(0x9E3779B97F4A7C15))), s)
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""The numba sweeps' random numbers (``kernels.random``): xoshiro256** streams, normals and
-gamma variates, against exact distributions (Kolmogorov-Smirnov), at the extremes the Dirichlet
-draw of the partially collapsed sampler meets (shape beta = 0.01 and below for a word that is
-not in a topic, thousands for a frequent one)."""
+"""The numba sweeps' random numbers (``kernels.random``): xoshiro256** streams, normals,
+exponentials and gamma variates, against exact distributions (Kolmogorov-Smirnov), at the
+extremes the Dirichlet draw of the partially collapsed sampler meets (shape beta = 0.01 and
+below for a word that is not in a topic, thousands for a frequent one); mutants of each
+sampler fail them."""
 
 from __future__ import annotations
 
@@ -78,9 +79,8 @@ def test_normals_are_standard():
 def test_exponentials_are_standard_with_their_tail():
     """The ziggurat's exponential variates: the body against Exp(1) (Kolmogorov-Smirnov, ten
     million draws: a wedge accepted whole shifts the CDF by about 0.1%), and the tail beyond
-    the ziggurat's edge r (P = e^-r, about 4,500 draws here)
-    both in mass (within 5 binomial standard deviations) and in shape (its excess over r is
-    Exp(1) again)."""
+    the ziggurat's edge r (P = e^-r, about 4,500 draws here) both in mass (within 5 binomial
+    standard deviations) and in shape (its excess over r is Exp(1) again)."""
     x = EXPONENTIALS(0.0, NUM_EXPONENTIALS, 5, 1)
     assert stats.kstest(x, "expon").pvalue > P_PASS
     tail = x[x > rnd.ZIGGURAT_R] - rnd.ZIGGURAT_R
@@ -149,6 +149,9 @@ def test_streams_of_one_seed_differ_and_repeat():
     ("small-shape-left-ratio", [("- log_w_lam - lam * z", "- log_w_lam")]),
     # the squeeze of the right part's test loosened: accepts where exp(-G) < U <= 1 - G / 2
     ("small-shape-squeeze", [("u <= 1.0 - g", "u <= 1.0 - 0.5 * g")]),
+    # the right part's acceptance uniform U_0 itself, not U_0 / r: uniform on [0, r) instead
+    # of [0, 1), so it accepts too often
+    ("small-shape-reused-uniform", [("u = u0 / r", "u = u0")]),
     # Marsaglia and Tsang's d = a - 1/3 taken as a
     ("large-shape-d", [("d = a - 1.0 / 3.0", "d = a")]),
 ])
