@@ -50,10 +50,7 @@ def _exponential(state, a):
     return rnd.exponential_draw(state)
 
 
-def _normals(n, seed):
-    return _sampler(_normal)(0.0, n, seed, 0)
-
-
+NORMALS = _sampler(_normal)
 EXPONENTIALS = _sampler(_exponential)
 NUM_EXPONENTIALS = 10_000_000
 
@@ -72,7 +69,7 @@ def test_log_gamma_follows_the_log_gamma_distribution(shape):
 
 
 def test_normals_are_standard():
-    x = _normals(NUM, 5)
+    x = NORMALS(0.0, NUM, 5, 0)
     assert stats.kstest(x, "norm").pvalue > P_PASS
 
 
