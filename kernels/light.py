@@ -101,7 +101,7 @@ from numba.extending import intrinsic
 
 from topiczoo.kernels.alias import alias_draw, build_alias_with_probabilities
 from topiczoo.kernels.assignments import assignments_callback, host_assignments_step
-from topiczoo.kernels.host import seed_from_key
+from topiczoo.kernels.host import document_loop, seed_from_key
 from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.response_table import exp_in_place, sum_quadratic
 from topiczoo.kernels.topics import _count_token
@@ -463,7 +463,7 @@ def _begin_document(d, start, end, z, eta, eta_kt, psi, rho, wk):
         sum_quadratic(eta, wk.lin0, wk.half_c, wk.base, num_topics)
 
 
-@numba.njit(cache=True, nogil=True)
+@document_loop
 def _light_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, word_offsets, eta, eta_kt, psi,
                     rho, alpha, beta, inv_nk, cycle, read_ahead, stats, wk):
     """Document d's tokens, in two halves, each with the table of the other half's topics

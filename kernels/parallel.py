@@ -43,7 +43,7 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, chains_host,
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
-from topiczoo.kernels.host import Scratch, seed_words_from_key, threads_for
+from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
 from topiczoo.kernels.random import (gamma_floored_draw, seed_stream, small_shape_envelope,
                                      state_of, uniform)
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
@@ -172,7 +172,7 @@ def _phi_log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, g, inv_s, alpha, we
         weights[k] = (n_dk[d, k] + alpha) * g[w, k] * inv_s[k] * tb.shifted[k]
 
 
-@numba.njit(cache=True, nogil=True)
+@document_loop
 def _plain_document(d, z, n_dk, words, doc_offsets, g, inv_s, alpha, rng, weights, blocks):
     """Document d's tokens in turn, without a response."""
     num_topics = g.shape[1]
@@ -185,7 +185,7 @@ def _plain_document(d, z, n_dk, words, doc_offsets, g, inv_s, alpha, rng, weight
         n_dk[d, k_new] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@document_loop
 def _supervised_document(d, z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho, alpha, rng,
                          weights, blocks, centred_old, tb, used, capacity, max_exponent):
     """Document d's tokens in turn with the response's factor (the tables of

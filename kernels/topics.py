@@ -28,7 +28,7 @@ from jax.scipy.special import gammaln
 
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import draw, num_blocks
-from topiczoo.kernels.host import batched, seed_words_from_key
+from topiczoo.kernels.host import batched, document_loop, seed_words_from_key
 
 
 def topic_proportions(n_dk):
@@ -187,7 +187,7 @@ def _log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, n_wk, inv_nk, alpha, be
         weights[k] = (n_dk[d, k] + alpha) * (n_wk[w, k] + beta) * inv_nk[k] * tb.shifted[k]
 
 
-@numba.njit(cache=True, nogil=True)
+@document_loop
 def _supervised_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta,
                          inv_nk, v_beta, weights, blocks, centred_old, tb, used, capacity,
                          max_exponent):

@@ -460,3 +460,17 @@ def test_vectorised_exp_within_one_ulp():
             z[pos] = np.nan
             rt.exp_in_place(z, num, np.empty(num, np.int64))
             assert np.isnan(z[pos]) and np.isfinite(np.delete(z, pos)).all(), (num, pos)
+
+
+def test_document_loops_are_compiled_without_reference_counting():
+    """Every sweep's per-document function is ``kernels.host.document_loop``: numba without its
+    reference counting. With it, the atomic increments and decrements of the workspace tuple's
+    arrays, which its pruning pass leaves in the token loop, made the collapsed sweep 2.9x
+    slower on 20news at K = 20 with 20 tasks (``benchmarks/sweep_cost.py``)."""
+    from topiczoo.kernels import light, parallel
+    from topiczoo.kernels.hdp import sweep
+
+    for function in (tk._supervised_document, light._light_document,
+                     parallel._plain_document, parallel._supervised_document,
+                     sweep._sweep_document):
+        assert function.targetoptions.get("_nrt") is False, function.__name__

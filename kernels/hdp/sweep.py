@@ -45,7 +45,7 @@ import numpy as np
 
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import block_totals, draw, num_blocks, search_blocks
-from topiczoo.kernels.host import batched, numba_seed, seed_words_from_key
+from topiczoo.kernels.host import batched, document_loop, numba_seed, seed_words_from_key
 
 # Rows of the per-document exp tables (one per topic incarnation met in a document); a document
 # that needs more is finished in log space. A constant, so that nothing depends on the capacity.
@@ -303,7 +303,7 @@ def _plain_weights(w, num_slots, new_weight, n_wk, beta, weights, tb):
     weights[num_slots] = new_weight
 
 
-@numba.njit(cache=True, nogil=True)
+@document_loop
 def _sweep_document(d, z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, psi, rho,
                     beta, sd, num_new, active, sizes, inv_nk, weights, blocks, aux, eta_old,
                     centred_old, tb, max_exponent, table_rows):
