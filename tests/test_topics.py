@@ -350,7 +350,10 @@ def planted_sweep(function, replacements):
     changed = mutant(function, replacements)
     if function.__module__ == rt.__name__:
         overrides = {"rt": module_with(rt, **{function.__name__: changed})}
-        overrides["_log_space_weights"] = mutant(tk._log_space_weights, [], overrides)
+        # every step of the sweep that calls the tables' functions, recompiled in that order
+        # (each sees the ones before): _after_draw calls _table_row
+        for step in ("_log_space_weights", "_table_row", "_after_draw"):
+            overrides[step] = mutant(getattr(tk, step), [], overrides)
     else:
         overrides = {function.__name__: changed}
     document = mutant(tk._supervised_document, [], overrides)
