@@ -20,6 +20,8 @@ because a token reads one row of it: one cache line instead of K.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -38,15 +40,38 @@ def topic_proportions(n_dk):
     return n_dk.astype(jnp.float32) / jnp.maximum(n_d, 1).astype(jnp.float32)
 
 
+#: Counts below this take lgamma(n + alpha) - lgamma(alpha) from a table in
+#: :func:`log_rising_factorial`; larger ones Stirling's series.
+_RISING_TABLE = 1024
+
+
+def log_rising_factorial(counts, alpha: float):
+    """lgamma(n + alpha) - lgamma(alpha), float32 (nats), for int counts n >= 0 (a JAX array;
+    jittable) and a static alpha > 0: the log of alpha (alpha + 1) ... (alpha + n - 1).
+
+    Counts below :data:`_RISING_TABLE` read a table computed in float64 and rounded once;
+    larger ones take Stirling's series (x - 1/2) log x - x + log(2 pi) / 2 + 1 / (12 x) at
+    x = n + alpha >= 1024, whose next term is below 3e-12. XLA's float32 gammaln costs about
+    37 ns an entry on this CPU: over the [D, K] counts of 20news at K = 400 it took 0.12-0.17 s
+    an iteration for the log_joint monitor, the table 19 ms."""
+    table = np.array([math.lgamma(n + alpha) for n in range(_RISING_TABLE)]) - math.lgamma(alpha)
+    small = jnp.take(jnp.asarray(table, jnp.float32), jnp.minimum(counts, _RISING_TABLE - 1))
+    x = jnp.maximum(counts, _RISING_TABLE).astype(jnp.float32) + jnp.float32(alpha)
+    large = ((x - 0.5) * jnp.log(x) - x + (0.5 * math.log(2.0 * math.pi) - math.lgamma(alpha))
+             + 1.0 / (12.0 * x))
+    return jnp.where(counts < _RISING_TABLE, small, large)
+
+
 def assignments_log_prior(n_dk, alpha: float):
     """log p(Z | alpha) with theta_d ~ Dir(alpha 1_K) integrated out, in nats (float32 [];
     jittable): sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) -
-    lgamma(alpha))], from the document-topic counts int [D, K] of Z and the per-topic alpha.
-    Label-invariant (a permutation of the topics permutes the terms of each document)."""
-    counts = n_dk.astype(jnp.float32)
+    lgamma(alpha))], from the document-topic counts int [D, K] of Z and the per-topic alpha
+    (static); the inner sum by :func:`log_rising_factorial`. Label-invariant (a permutation of
+    the topics permutes the terms of each document)."""
     total = n_dk.shape[-1] * alpha
-    per_doc = (gammaln(jnp.float32(total)) - gammaln(counts.sum(axis=-1) + total)
-               + jnp.sum(gammaln(counts + alpha) - gammaln(jnp.float32(alpha)), axis=-1))
+    lengths = n_dk.sum(axis=-1).astype(jnp.float32)
+    per_doc = (gammaln(jnp.float32(total)) - gammaln(lengths + total)
+               + jnp.sum(log_rising_factorial(n_dk, alpha), axis=-1))
     return jnp.sum(per_doc)
 
 

@@ -12,6 +12,8 @@ change a draw here.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -477,3 +479,20 @@ def test_document_loops_are_compiled_without_reference_counting():
                      parallel._plain_document, parallel._supervised_document,
                      sweep._sweep_document):
         assert function.targetoptions.get("_nrt") is False, function.__name__
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 0.05, 1.0, 50.0])
+def test_log_rising_factorial_against_lgamma_in_float64(alpha):
+    """lgamma(n + alpha) - lgamma(alpha) from the table (n < 1024) and from Stirling's series
+    (n >= 1024, up to 10^6) within float32's rounding of the float64 value; the assignments'
+    log prior built on it equals scipy's float64 sum."""
+    counts = np.r_[np.arange(0, 3000), [5000, 65535, 10**6]].astype(np.int32)
+    exact = np.array([math.lgamma(n + alpha) - math.lgamma(alpha) for n in counts])
+    got = np.asarray(jax.jit(lambda n: tk.log_rising_factorial(n, alpha))(counts), np.float64)
+    np.testing.assert_allclose(got, exact, rtol=3e-7, atol=1e-6)
+    n_dk = np.random.default_rng(0).integers(0, 1500, (7, 5)).astype(np.int32)
+    total = 5 * alpha
+    want = sum(gammaln64(total) - gammaln64(row.sum() + total)
+               + sum(gammaln64(n + alpha) - gammaln64(alpha) for n in row) for row in n_dk)
+    assert abs(float(tk.assignments_log_prior(jnp.asarray(n_dk), alpha)) - want) \
+        <= 2e-6 * abs(want)
