@@ -96,27 +96,20 @@ def sweeps(words, offsets, vocab_size, num_topics):
     return {"exact": exact, "light": light_, "parallel": parallel_}
 
 
-def burn_in(z, words, offsets, vocab_size, num_topics, num_sweeps):
-    """``num_sweeps`` collapsed sweeps of z (in place) without a response."""
-    num_docs = len(offsets) - 1
-    counts = (np.zeros((num_docs, num_topics), np.int32),
+def counts_of(z, words, offsets, vocab_size, num_topics):
+    """(n_dk, n_wk, n_k), int32, of the assignments z."""
+    counts = (np.zeros((len(offsets) - 1, num_topics), np.int32),
               np.zeros((vocab_size, num_topics), np.int32), np.zeros(num_topics, np.int32))
     assignments._fill_counts(z, words, offsets, *counts)
-    none = (np.zeros((0, num_topics)), np.zeros((0, num_docs)), np.zeros((0, num_docs)))
-    for sweep in range(num_sweeps):
-        topics._collapsed_sweep(z, *counts, words, offsets, *none, ALPHA_TOTAL / num_topics,
-                                BETA, 1000 + sweep)
+    return counts
 
 
 def median_ns(sweep, words, offsets, vocab_size, num_topics, z0, response, rounds):
     """Median CPU ns per token of ``rounds`` sweeps from z0 (one untimed sweep first)."""
-    num_docs = len(offsets) - 1
     seconds = []
     for round_ in range(rounds + 1):
         z = z0.copy()
-        counts = (np.zeros((num_docs, num_topics), np.int32),
-                  np.zeros((vocab_size, num_topics), np.int32), np.zeros(num_topics, np.int32))
-        assignments._fill_counts(z, words, offsets, *counts)
+        counts = counts_of(z, words, offsets, vocab_size, num_topics)
         start = time.process_time()
         sweep(z, *counts, *response, round_)
         if round_:
@@ -140,11 +133,14 @@ def main(argv=None):
             rng = np.random.default_rng(0)
             z0 = rng.integers(0, num_topics, len(words)).astype(np.int32)
             plain = (np.zeros((0, num_topics)), np.zeros((0, num_docs)), np.zeros((0, num_docs)))
-            burn_in(z0, words, offsets, vocab_size, num_topics, args.burnin)
+            runs = sweeps(words, offsets, vocab_size, num_topics)
+            counts = counts_of(z0, words, offsets, vocab_size, num_topics)
+            for sweep in range(args.burnin):  # the collapsed sweep without a response
+                runs["exact"](z0, *counts, *plain, 1000 + sweep)
             supervised = (rng.normal(0.0, 1.0, (args.tasks, num_topics)),
                           rng.normal(0.0, 1.0, (args.tasks, num_docs)),
                           rng.uniform(0.5, 2.0, (args.tasks, num_docs)))
-            for sweep_name, sweep in sweeps(words, offsets, vocab_size, num_topics).items():
+            for sweep_name, sweep in runs.items():
                 ns = [median_ns(sweep, words, offsets, vocab_size, num_topics, z0, response,
                                 args.rounds) for response in (plain, supervised)]
                 lines.append(f"{name:>7} {num_topics:4d} {sweep_name:>9} {ns[0]:8.0f} "
