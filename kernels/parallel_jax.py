@@ -27,6 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import gammaln
 
+from topiczoo.kernels.topics import log_rising_factorial
+
 
 class Buckets(NamedTuple):
     """Documents by length: for each bucket, its documents (int32 [D_b]) and their tokens' places
@@ -76,23 +78,17 @@ def word_topic_counts(z, words, places, num_topics: int, vocab_size: int):
         valid.astype(jnp.int32))
 
 
-def collapsed_log_likelihood(n_wk, n_k, beta: float, num_tokens: int):
+def collapsed_log_likelihood(n_wk, n_k, beta: float):
     """log p(W | Z) with Phi integrated out, in nats (float32), from n_wk int32 [V, K] and n_k
     int32 [K]:
 
         sum_k [lgamma(V beta) - lgamma(n_k + V beta)] + sum_wk [lgamma(n_wk + beta) - lgamma(beta)]
 
-    No count exceeds the number of tokens N (static), so when N + 1 < V K the second sum reads
-    its terms from a table of lgamma(n + beta) - lgamma(beta), n = 0..N: N + 1 lgamma
-    evaluations instead of V K, the very float32 values the direct formula computes."""
-    vocab_size, num_topics = n_wk.shape[-2:]
+    the second sum by ``kernels.topics.log_rising_factorial`` (a table and Stirling's series,
+    not V K gammaln evaluations)."""
+    vocab_size = n_wk.shape[-2]
     per_topic = gammaln(vocab_size * beta) - gammaln(n_k.astype(jnp.float32) + vocab_size * beta)
-    if num_tokens + 1 < vocab_size * num_topics:
-        table = gammaln(jnp.arange(num_tokens + 1, dtype=jnp.float32) + beta) - gammaln(beta)
-        # the barrier keeps XLA from fusing the table into the gather (recomputing it per count)
-        per_word = jnp.take(jax.lax.optimization_barrier(table), n_wk)
-    else:
-        per_word = gammaln(n_wk.astype(jnp.float32) + beta) - gammaln(beta)
+    per_word = log_rising_factorial(n_wk, beta)
     return per_topic.sum(axis=-1) + per_word.sum(axis=(-2, -1))
 
 
@@ -241,5 +237,5 @@ def jax_assignments_step(key, z, words, doc_ids, buckets: Buckets, eta, psi, rho
     new_z = step(jax.random.split(key), z, words, eta, psi, rho, buckets.docs, buckets.places)
     n_dk = jnp.zeros((num_docs, num_topics), jnp.int32).at[doc_ids, new_z].add(1)
     n_wk = jnp.zeros((vocab_size, num_topics), jnp.int32).at[words, new_z].add(1)
-    log_lik = collapsed_log_likelihood(n_wk, n_dk.sum(axis=0), beta, z.shape[0])
+    log_lik = collapsed_log_likelihood(n_wk, n_dk.sum(axis=0), beta)
     return new_z, n_dk, log_lik

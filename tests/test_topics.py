@@ -395,7 +395,7 @@ def _float64_log_likelihood(n_wk, beta):
 @pytest.mark.parametrize(
     "vocab_size, num_topics, num_tokens",
     [(300, 20, 2000), (2000, 50, 30_000), (40, 3, 5000), (5, 2, 9)],
-    ids=["table", "table-large", "direct", "direct-tiny"],  # N + 1 < V K uses the table
+    ids=["sparse", "sparse-large", "dense", "tiny"],  # dense: counts past the table's 1024
 )
 @pytest.mark.parametrize("beta", [0.01, 0.5])
 def test_collapsed_log_likelihood_equals_direct_formula(vocab_size, num_topics, num_tokens, beta):

@@ -237,5 +237,4 @@ def light_topics_step(key, topics: TopicState, words, doc_offsets, eta, psi, rho
 def collapsed_log_likelihood(topics: TopicState, beta: float) -> jax.Array:
     """log p(W | Z) with Phi integrated out (label-invariant), in nats, from a TopicState's
     counts: ``kernels.parallel_jax.collapsed_log_likelihood`` (the JAX engine's monitor)."""
-    return parallel_jax.collapsed_log_likelihood(topics.n_wk, topics.n_k, beta,
-                                                 topics.z.shape[-1])
+    return parallel_jax.collapsed_log_likelihood(topics.n_wk, topics.n_k, beta)
