@@ -46,8 +46,8 @@ from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
 from topiczoo.kernels.random import (gamma_floored_draw, seed_stream, small_shape_envelope,
                                      state_of, uniform)
-from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _document_count_factor,
-                                      _table_row)
+from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
+                                      _token_leaves, table_capacity)
 
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
 #: partial sum each: the unit of work the threads share).
@@ -192,33 +192,20 @@ def _supervised_document(d, z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho
     ``kernels.response_table``, or log space where their bounds fail). Returns (the number of
     tokens whose weights were computed in log space, the table rows in use)."""
     num_topics = g.shape[1]
-    num_tasks = eta.shape[0]
     start = doc_offsets[d]
     end = doc_offsets[d + 1]
-    inv_n = 1.0 / (end - start)
-    rt.begin_document(d, start, end, inv_n, z, eta, psi, rho, tb)
-    x_bound, y_bound = rt.exponent_bounds(tb)
-    fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
-    if fast:
-        rt.forget_rows(tb, used)
-        used = 0
-        rt.document_factors(tb, num_topics)
-        for k in range(num_topics):
-            _document_count_factor(d, k, n_dk, inv_s, alpha, tb)
+    inv_n, y_bound, fast, used = _begin_document(d, start, end, z, eta, psi, rho, n_dk, inv_s,
+                                                 alpha, tb, used, max_exponent)
     num_log_space = 0
     for i in range(start, end):
         w = words[i]
         k_old = z[i]
         n_dk[d, k_old] -= 1
+        fast, used = _token_leaves(d, k_old, fast, eta, n_dk, inv_s, alpha, tb, used, capacity)
         if fast:
-            fast, used = _table_row(tb, k_old, used, capacity, num_topics)
-        if fast:
-            _document_count_factor(d, k_old, n_dk, inv_s, alpha, tb)
             _phi_table_weights(w, tb.row_of[k_old], g, weights, tb)
         else:
             num_log_space += 1
-            for t in range(num_tasks):
-                tb.score[t] -= eta[t, k_old]
             _phi_log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, g, inv_s, alpha, weights,
                                    tb)
         k_new = draw(weights, num_topics, blocks, uniform(rng))
@@ -281,12 +268,7 @@ def _sweep_documents(z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho, alpha
     rows are the documents' own). eta float64 [T, K]; psi, rho float64 [T, D]. Returns the
     number of tokens whose response factor was computed in log space."""
     num_docs = doc_offsets.shape[0] - 1
-    num_topics = g.shape[1]
-    num_tasks = eta.shape[0]
-    max_len = 0
-    for d in range(num_docs):
-        max_len = max(max_len, doc_offsets[d + 1] - doc_offsets[d])
-    capacity = min(num_topics, 2 * max_len, max(2, table_entries // num_topics))
+    capacity = table_capacity(doc_offsets, g.shape[1], table_entries)
     cen, mid, half = _centring(eta)
     num_log_space = 0
     for chunk in numba.prange((num_docs + DOC_CHUNK - 1) // DOC_CHUNK):

@@ -148,6 +148,57 @@ def _table_row(tb, k, used, capacity, num_topics):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _begin_document(d, start, end, z, eta, psi, rho, n_dk, inv_nk, alpha, tb, used,
+                    max_exponent):
+    """Document d's tables (``response_table.begin_document``: its scores S_t and the bounds
+    of the tables' exponents) and, where the bounds allow the table form, its document factors
+    and every topic's count factor, the previous document's rows forgotten. The same for the
+    collapsed and the partially collapsed sweeps (``inv_nk``: what
+    :func:`_document_count_factor` reads). Returns (1 / N_d, the exponent's bound y, whether
+    the table form holds, the rows in use)."""
+    num_topics = n_dk.shape[1]
+    inv_n = 1.0 / (end - start)
+    rt.begin_document(d, start, end, inv_n, z, eta, psi, rho, tb)
+    x_bound, y_bound = rt.exponent_bounds(tb)
+    fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
+    if fast:
+        rt.forget_rows(tb, used)
+        used = 0
+        rt.document_factors(tb, num_topics)
+        for k in range(num_topics):
+            _document_count_factor(d, k, n_dk, inv_nk, alpha, tb)
+    return inv_n, y_bound, fast, used
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _token_leaves(d, k_old, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity):
+    """The document's tables once its token has left topic k_old (n_dk no longer counts it):
+    in table form, k_old's row (made if it has none, :func:`_table_row`) and count factor;
+    in log space (or once the table is full), the scores S_t without the token. The same for
+    the collapsed and the partially collapsed sweeps. Returns (whether the table form goes on,
+    the rows in use)."""
+    if fast:
+        fast, used = _table_row(tb, k_old, used, capacity, n_dk.shape[1])
+    if fast:
+        _document_count_factor(d, k_old, n_dk, inv_nk, alpha, tb)
+    else:
+        for t in range(eta.shape[0]):
+            tb.score[t] -= eta[t, k_old]
+    return fast, used
+
+
+@numba.njit(cache=True, nogil=True)
+def table_capacity(doc_offsets, num_topics, table_entries):
+    """The rows of a document's table: a document meets at most min(K, 2 N_d) topics (its
+    own and one per move), and a table holds at most ``table_entries`` entries (at least two
+    rows)."""
+    max_len = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        max_len = max(max_len, doc_offsets[d + 1] - doc_offsets[d])
+    return min(num_topics, 2 * max_len, max(2, table_entries // num_topics))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity,
                 centred_old, y_bound, max_exponent):
     """The document's running state after a token moved from k_old to k_new (n_dk already
@@ -219,34 +270,20 @@ def _supervised_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rh
     """One document's tokens in turn, with the response's factor. Returns (the number of
     tokens whose weights were computed in log space, the table rows in use)."""
     num_topics = n_k.shape[0]
-    num_tasks = eta.shape[0]
     start = doc_offsets[d]
     end = doc_offsets[d + 1]
-    inv_n = 1.0 / (end - start)
-    rt.begin_document(d, start, end, inv_n, z, eta, psi, rho, tb)
-    x_bound, y_bound = rt.exponent_bounds(tb)
-    fast = x_bound + 2.0 * y_bound <= max_exponent  # False for nan/inf too
-    if fast:
-        rt.forget_rows(tb, used)
-        used = 0
-        rt.document_factors(tb, num_topics)
-        for k in range(num_topics):
-            _document_count_factor(d, k, n_dk, inv_nk, alpha, tb)
+    inv_n, y_bound, fast, used = _begin_document(d, start, end, z, eta, psi, rho, n_dk,
+                                                 inv_nk, alpha, tb, used, max_exponent)
     num_log_space = 0
     for i in range(start, end):
         w = words[i]
         k_old = z[i]
         _count_token(d, w, k_old, -1, n_dk, n_wk, n_k, inv_nk, v_beta)
+        fast, used = _token_leaves(d, k_old, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity)
         if fast:
-            fast, used = _table_row(tb, k_old, used, capacity, num_topics)
-        if fast:
-            row_old = tb.row_of[k_old]
-            _document_count_factor(d, k_old, n_dk, inv_nk, alpha, tb)
-            _table_weights(d, w, row_old, n_wk, beta, weights, tb)
+            _table_weights(d, w, tb.row_of[k_old], n_wk, beta, weights, tb)
         else:
             num_log_space += 1
-            for t in range(num_tasks):
-                tb.score[t] -= eta[t, k_old]
             _log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, n_wk, inv_nk, alpha, beta,
                                weights, tb)
         k_new = draw(weights, num_topics, blocks, np.random.random())
@@ -278,11 +315,7 @@ def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alph
     if num_tasks == 0:
         _lda_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta, inv_nk, v_beta)
         return 0
-    # table form: a document meets at most min(K, 2 N_d) topics (its own and one per move)
-    max_len = 0
-    for d in range(num_docs):
-        max_len = max(max_len, doc_offsets[d + 1] - doc_offsets[d])
-    capacity = min(num_topics, 2 * max_len, max(2, table_entries // num_topics))
+    capacity = table_capacity(doc_offsets, num_topics, table_entries)
     tb = rt.response_tables(num_tasks, num_topics, capacity, 0)
     all_topics = np.arange(num_topics).astype(np.uint32)
     rt.centre(eta, all_topics, num_topics, tb)

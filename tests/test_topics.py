@@ -12,7 +12,9 @@ change a draw here.
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -346,15 +348,42 @@ EXACT_SWEEP_MUTANTS = {
 }
 
 
+def _table_steps():
+    """The steps of the exact sweep (``kernels.topics``' numba functions, the document loop
+    and the sweep aside) that call the tables' functions (``rt.``), directly or through such a
+    step, in the order they are defined: recompiled in that order, each sees the ones before
+    (callees are defined before their callers there)."""
+    functions = sorted(
+        ((name, f.py_func) for name, f in vars(tk).items()
+         if hasattr(f, "py_func") and f.py_func.__module__ == tk.__name__
+         and name not in ("_supervised_document", "_collapsed_sweep")),
+        key=lambda item: item[1].__code__.co_firstlineno)
+    steps = []
+    for name, function in functions:
+        source = inspect.getsource(function)
+        if re.search(r"\brt\.", source) or any(f"{step}(" in source for step in steps):
+            steps.append(name)
+    return steps
+
+
+def test_table_steps_are_found():
+    """planted_sweep's list of the steps to recompile holds every one that reaches the tables
+    (a step it missed would leave a planted mutant of the tables unseen)."""
+    steps = _table_steps()
+    assert {"_begin_document", "_token_leaves", "_table_row", "_after_draw",
+            "_log_space_weights"} <= set(steps)
+    assert steps.index("_table_row") < min(steps.index("_token_leaves"),
+                                           steps.index("_after_draw"))
+    assert "_table_weights" not in steps  # reads tb's arrays, calls no table function
+
+
 def planted_sweep(function, replacements):
     """``kernels.topics._collapsed_sweep`` recompiled around a mutant of one of its steps (of
     ``kernels.topics`` or of ``kernels.response_table``)."""
     changed = mutant(function, replacements)
     if function.__module__ == rt.__name__:
         overrides = {"rt": module_with(rt, **{function.__name__: changed})}
-        # every step of the sweep that calls the tables' functions, recompiled in that order
-        # (each sees the ones before): _after_draw calls _table_row
-        for step in ("_log_space_weights", "_table_row", "_after_draw"):
+        for step in _table_steps():
             overrides[step] = mutant(getattr(tk, step), [], overrides)
     else:
         overrides = {function.__name__: changed}
