@@ -5,7 +5,8 @@ The numba sweeps called directly (no JAX, no callback, one thread) on the same s
 K of ``--topics``: the collapsed sweep (``kernels.topics._collapsed_sweep``, the exact
 sampler's), light's (``kernels.light._light_sweep``, 6 Metropolis-Hastings steps a token) and
 the parallel sampler's documents (``kernels.parallel._sweep_documents`` given Phi, on one
-numba thread), each without a response (T = 0, plain LDA) and with ``--tasks`` Gaussian-form
+numba thread) and a hot replica's of replica exchange (``kernels.tempering._tempered_sweep``,
+p(W | Z) to the power 0.5), each without a response (T = 0, plain LDA) and with ``--tasks`` Gaussian-form
 tasks (eta ~ N(0, 1), psi ~ N(0, 1), rho ~ U(0.5, 2), fixed seeds: the cost of the response
 factor does not depend on where its coefficients come from). Z: uniform at random, then
 ``--burnin`` (10) collapsed sweeps without a response, so that each document's tokens sit on a
@@ -42,9 +43,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
-from topiczoo.kernels import assignments, light, parallel, topics  # noqa: E402
+from topiczoo.kernels import assignments, light, parallel, tempering, topics  # noqa: E402
 
-ALPHA_TOTAL, BETA, STEPS = 1.0, 0.01, 6
+ALPHA_TOTAL, BETA, STEPS, POWER = 1.0, 0.01, 6, 0.5
 
 
 def parse_args(argv=None):
@@ -93,7 +94,11 @@ def sweeps(words, offsets, vocab_size, num_topics):
         parallel._sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha,
                                   np.uint64(seed))
 
-    return {"exact": exact, "light": light_, "parallel": parallel_}
+    def tempered(z, n_dk, n_wk, n_k, eta, psi, rho, seed):
+        tempering._tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, BETA,
+                                  POWER, seed)
+
+    return {"exact": exact, "light": light_, "parallel": parallel_, "tempered": tempered}
 
 
 def counts_of(z, words, offsets, vocab_size, num_topics):

@@ -146,6 +146,10 @@ def _log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
 # The documents
 
 
+# phi_wk = g[w, k] inv_s[k] below: G_wk / S_k here, [(n_wk + beta) / (n_k + V beta)]^tau in the
+# tempered sweep (``kernels.tempering``), which shares these weights
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _phi_weights(d, w, n_dk, g, inv_s, alpha, weights):
     """Without a response: weight of topic k = (n_dk + alpha) phi_wk."""

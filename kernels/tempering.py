@@ -22,7 +22,9 @@ Why it is exact
 
   (counts without the token): the ratio of pi_r at two values of one token's topic is the
   ratio of p(W | Z) to the power tau_r times the untempered ratios of the rest.
-  :func:`tempered_assignments_step` sweeps every token so, in log space.
+  :func:`tempered_assignments_step` sweeps every token so: the partially collapsed sweep's
+  weights with phi_wk replaced by [(n_wk + beta) / (n_k + V beta)]^tau_r, kept up to date as
+  the tokens move, and the response's tables of every sweep (``kernels.response_table``).
 * A swap of replicas i and i + 1 is a Metropolis-Hastings move on the product target
   prod_r pi_r with a symmetric proposal; its ratio is
   pi_i(x_{i+1}) pi_{i+1}(x_i) / (pi_i(x_i) pi_{i+1}(x_{i+1}))
@@ -45,7 +47,6 @@ alone.
 
 from __future__ import annotations
 
-import math
 from typing import Callable, NamedTuple
 
 import jax
@@ -53,90 +54,140 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
+from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import _consume_log_likelihood, _fill_counts, word_token_index
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.gibbs import Sampler, start_function
-from topiczoo.kernels.host import seed_from_key, trim_after
+from topiczoo.kernels.host import document_loop, seed_from_key, trim_after
+from topiczoo.kernels.parallel import _phi_log_space_weights, _phi_table_weights, _phi_weights
+from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
+                                     _token_leaves, table_capacity)
 
-_LOG_TABLE = 1024  # counts below this get log(count + alpha or beta) from a table
+#: Counts below this take (count + beta)^power from a table.
+_POWER_TABLE = 1024
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_count(count, table, offset):
-    """log(count + offset), from the table for small counts."""
-    return table[count] if count < table.shape[0] else math.log(count + offset)
+def _word_power(count, table, beta, power):
+    """(count + beta)^power, from the table for small counts."""
+    return table[count] if count < table.shape[0] else (count + beta) ** power
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _tempered_count(d, w, k, delta, n_dk, n_wk, n_k, word_power, inv_nk_power, table, beta,
+                    v_beta, power):
+    """Add ``delta`` (+1 or -1) tokens of word w in document d to topic k's counts, and keep
+    word_power[w, k] = (n_wk + beta)^power and inv_nk_power[k] = (n_k + V beta)^-power in
+    step."""
+    n_dk[d, k] += delta
+    n_wk[w, k] += delta
+    n_k[k] += delta
+    word_power[w, k] = _word_power(n_wk[w, k], table, beta, power)
+    inv_nk_power[k] = (n_k[k] + v_beta) ** -power
+
+
+@document_loop
+def _tempered_plain_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta, v_beta,
+                             power, table, word_power, inv_nk_power, weights, blocks):
+    """Document d's tokens in turn, without a response: weight of topic k = (n_dk + alpha)
+    (n_wk + beta)^power (n_k + V beta)^-power."""
+    num_topics = n_k.shape[0]
+    for i in range(doc_offsets[d], doc_offsets[d + 1]):
+        w, k_old = words[i], z[i]
+        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
+                        beta, v_beta, power)
+        _phi_weights(d, w, n_dk, word_power, inv_nk_power, alpha, weights)
+        k_new = draw(weights, num_topics, blocks, np.random.random())
+        z[i] = k_new
+        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
+                        beta, v_beta, power)
+
+
+@document_loop
+def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta,
+                       v_beta, power, table, word_power, inv_nk_power, weights, blocks,
+                       centred_old, tb, used, capacity, max_exponent):
+    """Document d's tokens in turn with the response's factor: the partially collapsed
+    sweep's weights (``kernels.parallel``) with phi_wk = G_wk / S_k replaced by (n_wk +
+    beta)^power (n_k + V beta)^-power, kept up to date as the tokens move, and the response's
+    tables of ``kernels.response_table`` (or log space where their bounds fail), as every
+    sweep. Returns (the number of tokens whose weights were computed in log space, the table
+    rows in use)."""
+    num_topics = n_k.shape[0]
+    start = doc_offsets[d]
+    end = doc_offsets[d + 1]
+    inv_n, y_bound, fast, used = _begin_document(d, start, end, z, eta, psi, rho, n_dk,
+                                                 inv_nk_power, alpha, tb, used, max_exponent)
+    num_log_space = 0
+    for i in range(start, end):
+        w = words[i]
+        k_old = z[i]
+        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
+                        beta, v_beta, power)
+        fast, used = _token_leaves(d, k_old, fast, eta, n_dk, inv_nk_power, alpha, tb, used,
+                                   capacity)
+        if fast:
+            _phi_table_weights(w, tb.row_of[k_old], word_power, weights, tb)
+        else:
+            num_log_space += 1
+            _phi_log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, word_power, inv_nk_power,
+                                   alpha, weights, tb)
+        k_new = draw(weights, num_topics, blocks, np.random.random())
+        z[i] = k_new
+        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
+                        beta, v_beta, power)
+        fast, used = _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk_power, alpha, tb,
+                                 used, capacity, centred_old, y_bound, max_exponent)
+    return num_log_space, used
 
 
 @numba.njit(cache=True, nogil=True)
 def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, power,
-                    seed):
-    """One in-place sweep of every token from its tempered conditional (module docstring), in
-    log space: log weight_k = log(n_dk + alpha) + power (log(n_wk + beta) - log(n_k + V beta))
-    + x_k, with the response's exponent x_k = base_k + sum_t g_t eta_tk, base_k = sum_t eta_tk
-    (psi_td / N_d - rho_td eta_tk / (2 N_d^2)) once per document and g_t = -rho_td S_t / N_d^2
-    per token (S_t the document's score without the token). eta float64 [T, K]; psi, rho
-    float64 [T, D]; seed: numba's generator (one uniform per token)."""
+                    seed, max_exponent=rt.MAX_EXPONENT, table_entries=_TABLE_ENTRIES):
+    """One in-place sweep of every token from its tempered conditional (module docstring):
+    weight of topic k = (n_dk + alpha) [(n_wk + beta) / (n_k + V beta)]^power times the
+    response's factor, counts without the token. eta float64 [T, K]; psi, rho float64 [T, D];
+    seed: numba's generator (one uniform per token, in token order); ``max_exponent`` and
+    ``table_entries`` as ``kernels.topics._collapsed_sweep``'s. Returns the number of tokens
+    whose response factor was computed in log space (0 if T = 0)."""
     np.random.seed(seed)
-    num_topics = n_k.shape[0]
+    num_docs = doc_offsets.shape[0] - 1
+    vocab_size, num_topics = n_wk.shape
     num_tasks = eta.shape[0]
-    v_beta = n_wk.shape[0] * beta
-    log_alpha = np.empty(_LOG_TABLE)
-    log_beta = np.empty(_LOG_TABLE)
-    for count in range(_LOG_TABLE):
-        log_alpha[count] = math.log(count + alpha)
-        log_beta[count] = math.log(count + beta)
-    log_nk = np.empty(num_topics)
+    v_beta = vocab_size * beta
+    table = np.empty(_POWER_TABLE)
+    for count in range(_POWER_TABLE):
+        table[count] = (count + beta) ** power
+    word_power = np.empty((vocab_size, num_topics))
+    for w in range(vocab_size):
+        for k in range(num_topics):
+            word_power[w, k] = _word_power(n_wk[w, k], table, beta, power)
+    inv_nk_power = np.empty(num_topics)
     for k in range(num_topics):
-        log_nk[k] = math.log(n_k[k] + v_beta)
-    eta_kt = np.ascontiguousarray(eta.T)
-    base = np.zeros(num_topics)
-    score = np.zeros(num_tasks)
-    g = np.zeros(num_tasks)
+        inv_nk_power[k] = (n_k[k] + v_beta) ** -power
     weights = np.empty(num_topics)
     blocks = np.empty(num_blocks(num_topics))
-    for d in range(doc_offsets.shape[0] - 1):
-        start, end = doc_offsets[d], doc_offsets[d + 1]
-        if end == start:
+    if num_tasks == 0:
+        for d in range(num_docs):
+            _tempered_plain_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta,
+                                     v_beta, power, table, word_power, inv_nk_power, weights,
+                                     blocks)
+        return 0
+    capacity = table_capacity(doc_offsets, num_topics, table_entries)
+    tb = rt.response_tables(num_tasks, num_topics, capacity, 0)
+    rt.centre(eta, np.arange(num_topics).astype(np.uint32), num_topics, tb)
+    centred_old = np.empty(num_tasks)
+    num_log_space = 0
+    used = 0
+    for d in range(num_docs):
+        if doc_offsets[d + 1] == doc_offsets[d]:
             continue
-        inv_n = 1.0 / (end - start)
-        for t in range(num_tasks):
-            score[t] = 0.0
-        for i in range(start, end):
-            for t in range(num_tasks):
-                score[t] += eta_kt[z[i], t]
-        for k in range(num_topics):
-            base[k] = 0.0
-            for t in range(num_tasks):
-                e = eta_kt[k, t]
-                base[k] += e * (psi[t, d] * inv_n - 0.5 * rho[t, d] * inv_n * inv_n * e)
-        for i in range(start, end):
-            w, k_old = words[i], z[i]
-            n_dk[d, k_old] -= 1
-            n_wk[w, k_old] -= 1
-            n_k[k_old] -= 1
-            log_nk[k_old] = math.log(n_k[k_old] + v_beta)
-            for t in range(num_tasks):
-                score[t] -= eta_kt[k_old, t]
-                g[t] = -rho[t, d] * inv_n * inv_n * score[t]
-            top = -np.inf
-            for k in range(num_topics):
-                x = base[k]
-                for t in range(num_tasks):
-                    x += g[t] * eta_kt[k, t]
-                lw = (_log_count(n_dk[d, k], log_alpha, alpha) + x
-                      + power * (_log_count(n_wk[w, k], log_beta, beta) - log_nk[k]))
-                weights[k] = lw
-                top = max(top, lw)
-            for k in range(num_topics):
-                weights[k] = math.exp(weights[k] - top)
-            k_new = draw(weights, num_topics, blocks, np.random.random())
-            z[i] = k_new
-            n_dk[d, k_new] += 1
-            n_wk[w, k_new] += 1
-            n_k[k_new] += 1
-            log_nk[k_new] = math.log(n_k[k_new] + v_beta)
-            for t in range(num_tasks):
-                score[t] += eta_kt[k_new, t]
+        in_log_space, used = _tempered_document(
+            d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, v_beta,
+            power, table, word_power, inv_nk_power, weights, blocks, centred_old, tb, used,
+            capacity, max_exponent)
+        num_log_space += in_log_space
+    return num_log_space
 
 
 def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,

@@ -60,6 +60,7 @@ EXHAUSTIVE = {
     "tests/test_parallel.py::test_the_thread_test_sees_streams_keyed_by_thread": "mutant",
     "tests/test_unigram_mixture.py::test_enumeration_detects_a_wrong_conditional": "mutant",
     "tests/test_tempering.py::test_a_swap_with_the_temperatures_exchanged": "mutant",
+    "tests/test_tempering.py::test_tempered_sweep_detects_": "mutant",
     "tests/test_geweke.py::test_geweke_detects_wrong_conditional": "mutant",
     "tests/test_sbc.py::test_mutant_kernels_fail": "mutant",
     "tests/test_topics.py::test_enumeration_given_eta_detects_a_mutant": "mutant",

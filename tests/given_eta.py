@@ -37,11 +37,13 @@ TV_BOUND = {2: 0.01, 3: 0.015}
 LDA_TV_BOUND = 0.03
 
 
-def exact_topic_posterior(num_topics, eta, psi, rho, alpha=ALPHA, beta=BETA):
-    """p(Z | W, eta, psi, rho) over all K^N configurations [K^N], index sum_i z_i K^i."""
+def exact_topic_posterior(num_topics, eta, psi, rho, alpha=ALPHA, beta=BETA, word_power=1.0):
+    """p(Z | W, eta, psi, rho) over all K^N configurations [K^N], index sum_i z_i K^i; with
+    ``word_power``, the tempered target with p(W | Z) raised to it."""
     lengths = np.array([len(d) for d in DOCS])
     problem = Problem(tuple(tuple(d) for d in DOCS), VOCAB, alpha=alpha * num_topics,
-                      beta=beta, num_topics=num_topics)  # the oracle's alpha is the total
+                      beta=beta, num_topics=num_topics,  # the oracle's alpha is the total
+                      word_power=word_power)
     log_p, n_dk = log_collapsed_lda(problem)  # [K^N], [K^N, D, K]
     omega = np.einsum("tk,mdk->mtd", eta, n_dk / lengths[:, None])  # [K^N, T, D]
     log_p = log_p + np.sum(psi * omega - 0.5 * rho * omega**2, axis=(1, 2))
@@ -49,10 +51,10 @@ def exact_topic_posterior(num_topics, eta, psi, rho, alpha=ALPHA, beta=BETA):
     return p / p.sum()
 
 
-def exact_z(num_topics, num_tasks):
+def exact_z(num_topics, num_tasks, word_power=1.0):
     """The exact distribution with the first ``num_tasks`` rows of ETA, PSI, RHO."""
     return exact_topic_posterior(num_topics, ETA[num_topics][:num_tasks], PSI[:num_tasks],
-                                 RHO[:num_tasks])
+                                 RHO[:num_tasks], word_power=word_power)
 
 
 def counts_of(z, num_topics):

@@ -10,14 +10,17 @@ tests' (``test_enumeration.py``).
 from __future__ import annotations
 
 import jax
+import numba
 import numpy as np
 import pytest
 from numpyro.infer import MCMC
 
+import given_eta
 from chains import tiny_data
 from exact import configuration_frequencies, exact_posterior, total_variation
 from mutants import mutant
 from test_enumeration import PROBLEMS, TV_BOUND, _labels, model_of
+from test_topics import FORMS, _exact_sweep_frequencies
 from topiczoo.kernels import tempering
 from topiczoo.kernels.gibbs import GibbsKernel
 from topiczoo.models import parametric
@@ -56,6 +59,55 @@ def test_cold_and_hot_replicas_match_their_targets(name):
     far = total_variation(exact_posterior(problem), exact_posterior(
         problem.with_(word_power=powers[2])))
     assert far > 3 * TV_BOUND, far
+
+
+#: The word likelihood's power of the tempered sweep's enumeration tests.
+POWER = 0.4
+
+
+def _at_power(sweep):
+    """``sweep`` (a tempered sweep) at :data:`POWER`, with the exact sweep's arguments."""
+
+    @numba.njit
+    def at_power(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed,
+                 max_exponent):
+        return sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, POWER,
+                     seed, max_exponent)
+
+    return at_power
+
+
+_TEMPERED = _at_power(tempering._tempered_sweep)
+
+
+@pytest.mark.parametrize("num_topics, num_tasks, form", [
+    (3, 0, "tables"), (3, 1, "tables"), (3, 1, "log-space"), (3, 2, "tables"),
+    (3, 2, "log-space")])  # without a response (T = 0) there is one form
+def test_tempered_sweep_matches_its_target_given_eta(num_topics, num_tasks, form):
+    """A hot replica's Z sweep alone, the response held fixed (``given_eta``): its frequencies
+    against p(W | Z)^power p(Z) times the response's factor, enumerated, in table form and in
+    log space (every token)."""
+    exact = given_eta.exact_z(num_topics, num_tasks, word_power=POWER)
+    untempered = given_eta.exact_z(num_topics, num_tasks)
+    bound = given_eta.TV_BOUND[num_topics] if num_tasks else given_eta.LDA_TV_BOUND
+    assert given_eta.tv_distance(exact, untempered) > 2 * bound  # the power matters here
+    freq = _exact_sweep_frequencies(num_topics, num_tasks, form, seed=3 * num_topics + num_tasks,
+                                    sweep=_TEMPERED)
+    tv = given_eta.tv_distance(exact, freq)
+    assert tv < bound, f"TV {tv:.4f}"
+
+
+def test_tempered_sweep_detects_the_power_left_off_the_topic_totals():
+    """Planted: (n_k + V beta)^-1 instead of ^-power: the enumeration test sees it."""
+    wrong_count = mutant(tempering._tempered_count,
+                         [("(n_k[k] + v_beta) ** -power", "1.0 / (n_k[k] + v_beta)")])
+    wrong_document = mutant(tempering._tempered_document, [], {"_tempered_count": wrong_count})
+    wrong = mutant(tempering._tempered_sweep,
+                   [("(n_k[k] + v_beta) ** -power", "1.0 / (n_k[k] + v_beta)")],
+                   {"_tempered_document": wrong_document})
+    freq = _exact_sweep_frequencies(3, 2, "tables", seed=11, sweep=_at_power(wrong))
+    tv = given_eta.tv_distance(given_eta.exact_z(3, 2, word_power=POWER), freq)
+    assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
 
 
 def test_a_swap_with_the_temperatures_exchanged_misses_the_posterior(monkeypatch):
