@@ -46,6 +46,7 @@ import numpy as np
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import block_totals, draw, num_blocks, search_blocks
 from topiczoo.kernels.host import batched, document_loop, numba_seed, seed_words_from_key
+from topiczoo.kernels.topics import _count_token
 
 # Rows of the per-document exp tables (one per topic incarnation met in a document); a document
 # that needs more is finished in log space. A constant, so that nothing depends on the capacity.
@@ -78,16 +79,6 @@ def _remove_sorted(active, num_active, slot):
     for j in range(i, num_active - 1):
         active[j] = active[j + 1]
     return num_active - 1
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _count_token(d, w, k, delta, n_dk, n_wk, n_k, inv_nk, v_beta):
-    """Add ``delta`` (+1 or -1) tokens of word w in document d to topic k's counts, and keep
-    inv_nk[k] = 1 / (n_k[k] + V beta) in step."""
-    n_dk[d, k] += delta
-    n_wk[w, k] += delta
-    n_k[k] += delta
-    inv_nk[k] = 1.0 / (n_k[k] + v_beta)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
