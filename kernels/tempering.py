@@ -227,7 +227,8 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
             chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
                       for c in range(num)]
             out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))
-        trim_after(out[0].nbytes + out[1].nbytes + 4 * vocab_size * num_topics)
+        # n_wk int32 and the sweep's word_power float64, [V, K] each
+        trim_after(out[0].nbytes + out[1].nbytes + 12 * vocab_size * num_topics)
         return out
 
     if word_offsets is None:
