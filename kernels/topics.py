@@ -153,7 +153,7 @@ def _begin_document(d, start, end, z, eta, psi, rho, n_dk, inv_nk, alpha, tb, us
     """Document d's tables (``response_table.begin_document``: its scores S_t and the bounds
     of the tables' exponents) and, where the bounds allow the table form, its document factors
     and every topic's count factor, the previous document's rows forgotten. The same for the
-    collapsed and the partially collapsed sweeps (``inv_nk``: what
+    collapsed, the partially collapsed and the tempered sweeps (``inv_nk``: what
     :func:`_document_count_factor` reads). Returns (1 / N_d, the exponent's bound y, whether
     the table form holds, the rows in use)."""
     num_topics = n_dk.shape[1]
@@ -175,7 +175,7 @@ def _token_leaves(d, k_old, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity):
     """The document's tables once its token has left topic k_old (n_dk no longer counts it):
     in table form, k_old's row (made if it has none, :func:`_table_row`) and count factor;
     in log space (or once the table is full), the scores S_t without the token. The same for
-    the collapsed and the partially collapsed sweeps. Returns (whether the table form goes on,
+    the collapsed, the partially collapsed and the tempered sweeps. Returns (whether the table form goes on,
     the rows in use)."""
     if fast:
         fast, used = _table_row(tb, k_old, used, capacity, n_dk.shape[1])
@@ -204,8 +204,8 @@ def _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk, alpha, tb, used, capac
     """The document's running state after a token moved from k_old to k_new (n_dk already
     counts it in k_new): its score S_t, and in table form its rows (the new topic's row, the
     moved factors, the count factors of both topics) and whether the table's exponent bound
-    still holds. The same for the collapsed and the partially collapsed sweeps (``inv_nk``:
-    what ``_document_count_factor`` reads). Returns (fast, the rows in use)."""
+    still holds. The same for the collapsed, the partially collapsed and the tempered sweeps
+    (``inv_nk``: what ``_document_count_factor`` reads). Returns (fast, the rows in use)."""
     num_tasks = eta.shape[0]
     if not fast:
         for t in range(num_tasks):
