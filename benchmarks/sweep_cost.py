@@ -3,12 +3,12 @@
 
 The numba sweeps called directly (no JAX, no callback, one thread) on the same state, for each
 K of ``--topics``: the collapsed sweep (``kernels.topics._collapsed_sweep``, the exact
-sampler's), light's (``kernels.light._light_sweep``, 6 Metropolis-Hastings steps a token) and
+sampler's), light's (``kernels.light._light_sweep``, 6 Metropolis-Hastings steps a token),
 the parallel sampler's documents (``kernels.parallel._sweep_documents`` given Phi, on one
 numba thread) and a hot replica's of replica exchange (``kernels.tempering._tempered_sweep``,
-p(W | Z) to the power 0.5), each without a response (T = 0, plain LDA) and with ``--tasks`` Gaussian-form
-tasks (eta ~ N(0, 1), psi ~ N(0, 1), rho ~ U(0.5, 2), fixed seeds: the cost of the response
-factor does not depend on where its coefficients come from). Z: uniform at random, then
+p(W | Z) to the power 0.5), each without a response (T = 0, plain LDA) and with ``--tasks``
+Gaussian-form tasks (eta ~ N(0, 1), psi ~ N(0, 1), rho ~ U(0.5, 2), fixed seeds: the cost of
+the response factor does not depend on where its coefficients come from). Z: uniform at random, then
 ``--burnin`` (10) collapsed sweeps without a response, so that each document's tokens sit on a
 few topics as in a run (from a random Z a document meets most topics, and the collapsed and
 parallel sweeps build a row of K exps for each). Corpora:

@@ -175,8 +175,8 @@ def _token_leaves(d, k_old, fast, eta, n_dk, inv_nk, alpha, tb, used, capacity):
     """The document's tables once its token has left topic k_old (n_dk no longer counts it):
     in table form, k_old's row (made if it has none, :func:`_table_row`) and count factor;
     in log space (or once the table is full), the scores S_t without the token. The same for
-    the collapsed, the partially collapsed and the tempered sweeps. Returns (whether the table form goes on,
-    the rows in use)."""
+    the collapsed, the partially collapsed and the tempered sweeps. Returns (whether the table
+    form goes on, the rows in use)."""
     if fast:
         fast, used = _table_row(tb, k_old, used, capacity, n_dk.shape[1])
     if fast:

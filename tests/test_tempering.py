@@ -89,7 +89,7 @@ def test_tempered_sweep_matches_its_target_given_eta(num_topics, num_tasks, form
     exact = given_eta.exact_z(num_topics, num_tasks, word_power=POWER)
     untempered = given_eta.exact_z(num_topics, num_tasks)
     bound = given_eta.TV_BOUND[num_topics] if num_tasks else given_eta.LDA_TV_BOUND
-    assert given_eta.tv_distance(exact, untempered) > 2 * bound  # the power matters here
+    assert given_eta.tv_distance(exact, untempered) > 3 * bound  # the power matters here
     freq = _exact_sweep_frequencies(num_topics, num_tasks, form, seed=3 * num_topics + num_tasks,
                                     sweep=_TEMPERED)
     tv = given_eta.tv_distance(exact, freq)
