@@ -60,53 +60,59 @@ from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.gibbs import Sampler, start_function
 from topiczoo.kernels.host import document_loop, seed_from_key, trim_after
 from topiczoo.kernels.parallel import _phi_log_space_weights, _phi_table_weights, _phi_weights
+from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
                                      _token_leaves, table_capacity)
 
-#: Counts below this take (count + beta)^power from a table.
-_POWER_TABLE = 1024
+@numba.njit(cache=True, nogil=True, inline="always")
+def _power_of(count, seen, offset, exponent):
+    """(count + offset)^exponent, computed the first time a count is met in the sweep and kept
+    in ``seen`` (float64, indexed by count, zeros: the value is never 0), the same bits: a
+    word's count in a topic and a topic's total move by one token at a time, so a sweep meets
+    few distinct ones. (n_wk + beta)^power and (n_k + V beta)^-power so: four pow calls a
+    token fewer than computing each at each move."""
+    value = seen[count]
+    if value == 0.0:
+        value = (count + offset) ** exponent
+        seen[count] = value
+    return value
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _word_power(count, table, beta, power):
-    """(count + beta)^power, from the table for small counts."""
-    return table[count] if count < table.shape[0] else (count + beta) ** power
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _tempered_count(d, w, k, delta, n_dk, n_wk, n_k, word_power, inv_nk_power, table, beta,
-                    v_beta, power):
+def _tempered_count(d, w, k, delta, n_dk, n_wk, n_k, word_power, inv_nk_power, word_seen,
+                    topic_seen, beta, v_beta, power):
     """Add ``delta`` (+1 or -1) tokens of word w in document d to topic k's counts, and keep
     word_power[w, k] = (n_wk + beta)^power and inv_nk_power[k] = (n_k + V beta)^-power in
     step."""
     n_dk[d, k] += delta
     n_wk[w, k] += delta
     n_k[k] += delta
-    word_power[w, k] = _word_power(n_wk[w, k], table, beta, power)
-    inv_nk_power[k] = (n_k[k] + v_beta) ** -power
+    word_power[w, k] = _power_of(n_wk[w, k], word_seen, beta, power)
+    inv_nk_power[k] = _power_of(n_k[k], topic_seen, v_beta, -power)
 
 
 @document_loop
 def _tempered_plain_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta, v_beta,
-                             power, table, word_power, inv_nk_power, weights, blocks):
+                             power, word_seen, topic_seen, word_power, inv_nk_power, rng,
+                             weights, blocks):
     """Document d's tokens in turn, without a response: weight of topic k = (n_dk + alpha)
     (n_wk + beta)^power (n_k + V beta)^-power."""
     num_topics = n_k.shape[0]
     for i in range(doc_offsets[d], doc_offsets[d + 1]):
         w, k_old = words[i], z[i]
-        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
-                        beta, v_beta, power)
+        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, word_seen,
+                        topic_seen, beta, v_beta, power)
         _phi_weights(d, w, n_dk, word_power, inv_nk_power, alpha, weights)
-        k_new = draw(weights, num_topics, blocks, np.random.random())
+        k_new = draw(weights, num_topics, blocks, uniform(rng))
         z[i] = k_new
-        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
-                        beta, v_beta, power)
+        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, word_seen,
+                        topic_seen, beta, v_beta, power)
 
 
 @document_loop
 def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta,
-                       v_beta, power, table, word_power, inv_nk_power, weights, blocks,
-                       centred_old, tb, used, capacity, max_exponent):
+                       v_beta, power, word_seen, topic_seen, word_power, inv_nk_power, rng,
+                       weights, blocks, centred_old, tb, used, capacity, max_exponent):
     """Document d's tokens in turn with the response's factor: the partially collapsed
     sweep's weights (``kernels.parallel``) with phi_wk = G_wk / S_k replaced by (n_wk +
     beta)^power (n_k + V beta)^-power, kept up to date as the tokens move, and the response's
@@ -122,8 +128,8 @@ def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho,
     for i in range(start, end):
         w = words[i]
         k_old = z[i]
-        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
-                        beta, v_beta, power)
+        _tempered_count(d, w, k_old, -1, n_dk, n_wk, n_k, word_power, inv_nk_power, word_seen,
+                        topic_seen, beta, v_beta, power)
         fast, used = _token_leaves(d, k_old, fast, eta, n_dk, inv_nk_power, alpha, tb, used,
                                    capacity)
         if fast:
@@ -132,13 +138,25 @@ def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho,
             num_log_space += 1
             _phi_log_space_weights(d, w, eta, psi, rho, inv_n, n_dk, word_power, inv_nk_power,
                                    alpha, weights, tb)
-        k_new = draw(weights, num_topics, blocks, np.random.random())
+        k_new = draw(weights, num_topics, blocks, uniform(rng))
         z[i] = k_new
-        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, table,
-                        beta, v_beta, power)
+        _tempered_count(d, w, k_new, 1, n_dk, n_wk, n_k, word_power, inv_nk_power, word_seen,
+                        topic_seen, beta, v_beta, power)
         fast, used = _after_draw(d, k_old, k_new, fast, eta, n_dk, inv_nk_power, alpha, tb,
                                  used, capacity, centred_old, y_bound, max_exponent)
     return num_log_space, used
+
+
+@numba.njit(cache=True, nogil=True)
+def _largest_word_count(n_wk):
+    """The most tokens any word has (its count in one topic can reach no more)."""
+    largest = 0
+    for w in range(n_wk.shape[0]):
+        total = 0
+        for k in range(n_wk.shape[1]):
+            total += n_wk[w, k]
+        largest = max(largest, total)
+    return largest
 
 
 @numba.njit(cache=True, nogil=True)
@@ -147,31 +165,32 @@ def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha
     """One in-place sweep of every token from its tempered conditional (module docstring):
     weight of topic k = (n_dk + alpha) [(n_wk + beta) / (n_k + V beta)]^power times the
     response's factor, counts without the token. eta float64 [T, K]; psi, rho float64 [T, D];
-    seed: numba's generator (one uniform per token, in token order); ``max_exponent`` and
+    seed: an integer, the seed of the sweep's xoshiro256** stream (``kernels.random``: one
+    uniform per token, in token order); ``max_exponent`` and
     ``table_entries`` as ``kernels.topics._collapsed_sweep``'s. Returns the number of tokens
     whose response factor was computed in log space (0 if T = 0)."""
-    np.random.seed(seed)
+    rng = np.empty(4, np.uint64)
+    seed_state(seed, rng)
     num_docs = doc_offsets.shape[0] - 1
     vocab_size, num_topics = n_wk.shape
     num_tasks = eta.shape[0]
     v_beta = vocab_size * beta
-    table = np.empty(_POWER_TABLE)
-    for count in range(_POWER_TABLE):
-        table[count] = (count + beta) ** power
+    word_seen = np.zeros(_largest_word_count(n_wk) + 1)
     word_power = np.empty((vocab_size, num_topics))
     for w in range(vocab_size):
         for k in range(num_topics):
-            word_power[w, k] = _word_power(n_wk[w, k], table, beta, power)
+            word_power[w, k] = _power_of(n_wk[w, k], word_seen, beta, power)
+    topic_seen = np.zeros(z.shape[0] + 1)
     inv_nk_power = np.empty(num_topics)
     for k in range(num_topics):
-        inv_nk_power[k] = (n_k[k] + v_beta) ** -power
+        inv_nk_power[k] = _power_of(n_k[k], topic_seen, v_beta, -power)
     weights = np.empty(num_topics)
     blocks = np.empty(num_blocks(num_topics))
     if num_tasks == 0:
         for d in range(num_docs):
             _tempered_plain_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, alpha, beta,
-                                     v_beta, power, table, word_power, inv_nk_power, weights,
-                                     blocks)
+                                     v_beta, power, word_seen, topic_seen, word_power,
+                                     inv_nk_power, rng, weights, blocks)
         return 0
     capacity = table_capacity(doc_offsets, num_topics, table_entries)
     tb = rt.response_tables(num_tasks, num_topics, capacity, 0)
@@ -184,8 +203,8 @@ def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha
             continue
         in_log_space, used = _tempered_document(
             d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, v_beta,
-            power, table, word_power, inv_nk_power, weights, blocks, centred_old, tb, used,
-            capacity, max_exponent)
+            power, word_seen, topic_seen, word_power, inv_nk_power, rng, weights, blocks,
+            centred_old, tb, used, capacity, max_exponent)
         num_log_space += in_log_space
     return num_log_space
 
@@ -227,8 +246,10 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
             chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
                       for c in range(num)]
             out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))
-        # n_wk int32 and the sweep's word_power float64, [V, K] each
-        trim_after(out[0].nbytes + out[1].nbytes + 12 * vocab_size * num_topics)
+        # n_wk int32 and the sweep's word_power float64, [V, K] each, and its topic totals'
+        # powers, float64 [N + 1]
+        trim_after(out[0].nbytes + out[1].nbytes + 12 * vocab_size * num_topics
+                   + 8 * (out[0].shape[-1] + 1))
         return out
 
     if word_offsets is None:

@@ -585,7 +585,8 @@ def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: d
     if options.name == "parallel":
         parts["the topics Phi's Gamma draws [V, K] (float64)"] = 8 * v * k
     if options.replicas > 1:
-        parts["the tempered sweep's (n_wk + beta)^power [V, K] (float64)"] = 8 * v * k
+        parts["the tempered sweep's (n_wk + beta)^power [V, K] and (n + V beta)^-power "
+              "[N + 1] (float64)"] = 8 * v * k + 8 * (n + 1)
     if t and options.name != "light" and options.eta == "cholesky":
         parts["eta's precision matrices [K, K, T] (float64)"] = 8 * k * k * (t + 1)
     elif t and options.name != "light" and options.eta == "qr":

@@ -98,11 +98,9 @@ def test_tempered_sweep_matches_its_target_given_eta(num_topics, num_tasks, form
 
 def test_tempered_sweep_detects_the_power_left_off_the_topic_totals():
     """Planted: (n_k + V beta)^-1 instead of ^-power: the enumeration test sees it."""
-    wrong_count = mutant(tempering._tempered_count,
-                         [("(n_k[k] + v_beta) ** -power", "1.0 / (n_k[k] + v_beta)")])
+    wrong_count = mutant(tempering._tempered_count, [("v_beta, -power)", "v_beta, -1.0)")])
     wrong_document = mutant(tempering._tempered_document, [], {"_tempered_count": wrong_count})
-    wrong = mutant(tempering._tempered_sweep,
-                   [("(n_k[k] + v_beta) ** -power", "1.0 / (n_k[k] + v_beta)")],
+    wrong = mutant(tempering._tempered_sweep, [("v_beta, -power)", "v_beta, -1.0)")],
                    {"_tempered_document": wrong_document})
     freq = _exact_sweep_frequencies(3, 2, "tables", seed=11, sweep=_at_power(wrong))
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2, word_power=POWER), freq)
