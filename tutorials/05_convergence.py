@@ -338,7 +338,7 @@ display(Image(filename=str(REPO / "studies" / "results" / "modes_long_documents.
 #   sampler's time per iteration here ($K = 20$: light pays off from about $K = 200$).
 # * **Replica exchange did not help here.** From a light chain stuck at -6.36M, the tempered
 #   chain (4 replicas, powers 1 to 0.9) climbed about as fast as the exact sampler alone
-#   (-6.323M against -6.329M after 100 iterations) at 4.1x its CPU time: not one swap was
+#   (-6.323M against -6.329M after 100 iterations) at 3.5x its CPU time: not one swap was
 #   accepted (swap rates 0). With 862,000 tokens, $\log p(W \mid Z)$ of neighbouring
 #   replicas differs by thousands of nats, and a power step of 0.035 times 3,000 nats makes
 #   a swap's acceptance ratio $e^{-105}$. Replica
