@@ -64,6 +64,7 @@ from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
                                      _token_leaves, table_capacity)
 
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _power_of(count, seen, offset, exponent):
     """(count + offset)^exponent, computed the first time a count is met in the sweep and kept
@@ -166,8 +167,8 @@ def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha
     weight of topic k = (n_dk + alpha) [(n_wk + beta) / (n_k + V beta)]^power times the
     response's factor, counts without the token. eta float64 [T, K]; psi, rho float64 [T, D];
     seed: an integer, the seed of the sweep's xoshiro256** stream (``kernels.random``: one
-    uniform per token, in token order); ``max_exponent`` and
-    ``table_entries`` as ``kernels.topics._collapsed_sweep``'s. Returns the number of tokens
+    uniform per token, in token order); ``max_exponent`` and ``table_entries`` as
+    ``kernels.topics._collapsed_sweep``'s. Returns the number of tokens
     whose response factor was computed in log space (0 if T = 0)."""
     rng = np.empty(4, np.uint64)
     seed_state(seed, rng)
