@@ -110,8 +110,10 @@ def hdp_glm_predict(result, train, test, *, ridge: float | None = None,
             glm = (RidgeCV(alphas=np.logspace(-4, 2, 13)) if ridge is None
                    else Ridge(alpha=ridge)).fit(train_zbar, labels)
         else:
-            glm = (LogisticRegressionCV(Cs=10, cv=5, max_iter=2000) if logistic_c is None
+            glm = (LogisticRegressionCV(Cs=10, cv=5, scoring="accuracy", max_iter=2000)
+                   if logistic_c is None
                    else LogisticRegression(C=logistic_c, max_iter=2000))
+            # scoring pinned to accuracy, scikit-learn's default until 1.10 (then log loss)
             with warnings.catch_warnings():  # scikit-learn's notices of future defaults
                 warnings.simplefilter("ignore", FutureWarning)
                 glm.fit(train_zbar, labels)
