@@ -149,18 +149,6 @@ def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho,
 
 
 @numba.njit(cache=True, nogil=True)
-def _largest_word_count(n_wk):
-    """The most tokens any word has (its count in one topic can reach no more)."""
-    largest = 0
-    for w in range(n_wk.shape[0]):
-        total = 0
-        for k in range(n_wk.shape[1]):
-            total += n_wk[w, k]
-        largest = max(largest, total)
-    return largest
-
-
-@numba.njit(cache=True, nogil=True)
 def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, power,
                     seed, max_exponent=rt.MAX_EXPONENT, table_entries=_TABLE_ENTRIES):
     """One in-place sweep of every token from its tempered conditional (module docstring):
@@ -176,7 +164,7 @@ def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha
     vocab_size, num_topics = n_wk.shape
     num_tasks = eta.shape[0]
     v_beta = vocab_size * beta
-    word_seen = np.zeros(_largest_word_count(n_wk) + 1)
+    word_seen = np.zeros(np.max(n_wk.sum(axis=1)) + 1)  # no word's count can pass its tokens
     word_power = np.empty((vocab_size, num_topics))
     for w in range(vocab_size):
         for k in range(num_topics):
