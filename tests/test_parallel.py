@@ -223,14 +223,15 @@ for sampler in ("parallel",) if sys.argv[1] == "thread-streams" else ("parallel"
     for threads in (1, 2, 4):
         result = fit(medlda_multitask(6, ell=4.0), corpus, sampler=sampler, num_chains=4,
                      num_iterations=6, num_snapshots=2, progress=False, seed=2,
-                     num_threads=threads, compilation_cache=False)
+                     num_threads=threads)
         out[f"{sampler}/{threads}"] = digest(result)
 print(json.dumps(out))
 """
 
 
-def _same_draws(plant: str = "none") -> dict:
-    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
+def _same_draws(tmp_path, plant: str = "none") -> dict:
+    # a compilation cache of the test's own: the fits after a sampler's first read its programs
+    env = {**os.environ, "NUMBA_NUM_THREADS": "4", "TOPICZOO_CACHE": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", _SAME_DRAWS, plant, str(Path(__file__).parent)],
                          env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -238,18 +239,18 @@ def _same_draws(plant: str = "none") -> dict:
 
 
 @pytest.mark.slow
-def test_draws_do_not_depend_on_the_threads():
+def test_draws_do_not_depend_on_the_threads(tmp_path):
     """1, 2 and 4 threads (a process with four numba threads): the same draws and snapshots,
     bit for bit, for the parallel sampler (documents on threads) and for the exact and light
     samplers (chains on threads)."""
-    got = _same_draws()
+    got = _same_draws(tmp_path)
     for sampler in ("parallel", "exact", "light"):
         assert got[f"{sampler}/1"] == got[f"{sampler}/2"] == got[f"{sampler}/4"], got
 
 
 @pytest.mark.slow
-def test_the_thread_test_sees_streams_keyed_by_thread():
-    got = _same_draws("thread-streams")
+def test_the_thread_test_sees_streams_keyed_by_thread(tmp_path):
+    got = _same_draws(tmp_path, "thread-streams")
     assert len({got["parallel/1"], got["parallel/2"], got["parallel/4"]}) > 1, got
 
 
