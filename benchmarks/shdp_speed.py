@@ -29,10 +29,13 @@ threads = set_single_thread(1)
 import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
-from topiczoo.kernels.hdp.sweep import _hdp_sweep  # noqa: E402
-from topiczoo.kernels.topics import _collapsed_sweep  # noqa: E402
+from topiczoo.kernels import response_table as rt  # noqa: E402
+from topiczoo.kernels.hdp.sweep import _TABLE_ROWS, _hdp_sweep  # noqa: E402
+from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep  # noqa: E402
 
 BETA = 0.01
+# the sweeps' max_exponent and table size as the package passes them
+TABLE, HDP_TABLE = (rt.MAX_EXPONENT, _TABLE_ENTRIES), (rt.MAX_EXPONENT, _TABLE_ROWS)
 ALPHA_TOTAL = 1.0  # parametric: alpha / K per topic; sHDP: alpha = 1, beta_k = 1 / (K + 1)
 
 
@@ -83,7 +86,8 @@ def main():
             hdp = [z0, n_dk, n_wk, n_k, beta_w,
                    np.array([ALPHA_TOTAL, 1.0, 1.0 / (num_topics + 1)]), eta_h]
             for sweep in range(3):
-                assert _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep) == 0
+                assert _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep,
+                                  *HDP_TABLE) == 0
             # parametric: as many topics as the sHDP has now, their eta, 3 warm-up sweeps
             occupied_now = np.flatnonzero(hdp[3] > 0)
             k_par = len(occupied_now)
@@ -92,16 +96,16 @@ def main():
             par = [z1, *counts(z1, words, offsets, k_par, vocab)]
             for sweep in range(3):
                 _collapsed_sweep(*par, words, offsets, eta, psi, rho, ALPHA_TOTAL / k_par, BETA,
-                                 sweep)
+                                 sweep, *TABLE)
             times = {"parametric": [], "shdp": []}
             occupied = []
             for sweep in range(3, 3 + args.sweeps):
                 tic = time.perf_counter()
                 _collapsed_sweep(*par, words, offsets, eta, psi, rho, ALPHA_TOTAL / k_par, BETA,
-                                 sweep)
+                                 sweep, *TABLE)
                 times["parametric"].append(time.perf_counter() - tic)
                 tic = time.perf_counter()
-                status = _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep)
+                status = _hdp_sweep(*hdp, words, offsets, psi, rho, BETA, 1.0, 1, sweep, *HDP_TABLE)
                 times["shdp"].append(time.perf_counter() - tic)
                 assert status == 0, "capacity overflow in the benchmark"
                 occupied.append(int((hdp[3] > 0).sum()))

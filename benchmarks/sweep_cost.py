@@ -44,6 +44,9 @@ import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.kernels import assignments, light, parallel, tempering, topics  # noqa: E402
+from topiczoo.kernels import response_table as rt  # noqa: E402
+
+TABLE = (rt.MAX_EXPONENT, topics._TABLE_ENTRIES)  # the package's table arguments of the sweeps
 
 ALPHA_TOTAL, BETA, STEPS, POWER = 1.0, 0.01, 6, 0.5
 
@@ -90,7 +93,7 @@ def sweeps(words, offsets, vocab_size, num_topics, n_wk):
 
     def exact(z, n_dk, n_wk, n_k, eta, psi, rho, seed):
         topics._collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, BETA,
-                                seed)
+                                seed, *TABLE)
 
     def light_(z, n_dk, n_wk, n_k, eta, psi, rho, seed):
         light._light_sweep(z, n_dk, n_wk, n_k, words, offsets, *index, eta, psi, rho, alpha,
@@ -98,11 +101,11 @@ def sweeps(words, offsets, vocab_size, num_topics, n_wk):
 
     def parallel_(z, n_dk, n_wk, n_k, eta, psi, rho, seed):
         parallel._sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha,
-                                  np.uint64(seed))
+                                  np.uint64(seed), *TABLE)
 
     def tempered(z, n_dk, n_wk, n_k, eta, psi, rho, seed):
         tempering._tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, BETA,
-                                  POWER, seed)
+                                  POWER, seed, *TABLE)
 
     return {"exact": exact, "light": light_, "parallel": parallel_, "tempered": tempered}
 
@@ -147,7 +150,7 @@ def main(argv=None):
             counts = counts_of(z0, words, offsets, vocab_size, num_topics)
             for sweep in range(args.burnin):  # the collapsed sweep without a response
                 topics._collapsed_sweep(z0, *counts, words, offsets, *plain,
-                                        ALPHA_TOTAL / num_topics, BETA, 1000 + sweep)
+                                        ALPHA_TOTAL / num_topics, BETA, 1000 + sweep, *TABLE)
             runs = sweeps(words, offsets, vocab_size, num_topics, counts[1])
             supervised = (rng.normal(0.0, 1.0, (args.tasks, num_topics)),
                           rng.normal(0.0, 1.0, (args.tasks, num_docs)),

@@ -27,8 +27,10 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from topiczoo.kernels.host import Scratch, over_chains, seed_from_key, threads_for, trim_after
-from topiczoo.kernels.topics import _collapsed_sweep
+from topiczoo.kernels import response_table as rt
+from topiczoo.kernels.host import (Scratch, over_chains, read_only, seed_from_key, threads_for,
+                                   trim_after)
+from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep
 
 
 @numba.njit(cache=True, nogil=True)
@@ -120,7 +122,7 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int,
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = word_token_index(words, vocab_size)
+            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
         n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
         with n_wk_zeros.borrow() as n_wk:
@@ -143,7 +145,7 @@ def chains_host(one_chain, num_threads: int = 1):
     arrays a step needs but does not return are kept for the next one (``kernels.host.Scratch``)."""
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
-        inputs = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
+        inputs = read_only(words, doc_offsets, word_offsets, word_tokens)
         inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
         seed = np.asarray(seed)
         z = np.asarray(z)
@@ -154,7 +156,7 @@ def chains_host(one_chain, num_threads: int = 1):
         else:
             inputs.append(seed)
             num = max(a.shape[0] for a in (z, *inputs))
-            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32)
+            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32, order="C")
             chains = over_chains(
                 lambda c: one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in inputs)), num,
                 threads_for(z.size, num_threads))
@@ -213,7 +215,8 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
     alpha, beta = float(alpha), float(beta)
 
     def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
-        _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed)
+        _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed,
+                         rt.MAX_EXPONENT, _TABLE_ENTRIES)
 
     host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size), int(num_threads))
     out = assignments_callback(host, seed_from_key(key), z, words, doc_offsets, eta, psi, rho,

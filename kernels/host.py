@@ -81,6 +81,23 @@ def available_cores() -> int:
 MIN_WORK_PER_THREAD = 4096
 
 
+def read_only(*arrays) -> list:
+    """C-contiguous read-only views of ``arrays`` (a copy only where one is not contiguous).
+
+    numba compiles a kernel once per combination of its arguments' types, and an array's type
+    includes whether it is writable: a JAX buffer seen by a host callback is read-only, an
+    array numpy made is not, and each big sweep takes 20-40 s to compile. The kernels' inputs
+    that they only read (words, document offsets, the word index) reach them through this
+    function, wherever they come from, so that each sweep is compiled once.
+    """
+    out = []
+    for a in arrays:
+        view = np.ascontiguousarray(a).view()
+        view.flags.writeable = False
+        out.append(view)
+    return out
+
+
 def threads_for(work: int, num_threads: int) -> int:
     """The threads worth starting for ``work`` items: at most ``num_threads``, and one per
     :data:`MIN_WORK_PER_THREAD` items (at least one)."""

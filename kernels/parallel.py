@@ -43,7 +43,8 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, chains_host,
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
-from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
+from topiczoo.kernels.host import (Scratch, document_loop, read_only, seed_words_from_key,
+                                   threads_for)
 from topiczoo.kernels.random import (gamma_floored_draw, seed_stream, small_shape_envelope,
                                      state_of, uniform)
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
@@ -266,7 +267,7 @@ def _centring(eta):
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _sweep_documents(z, n_dk, words, doc_offsets, g, inv_s, eta, psi, rho, alpha, seed,
-                     max_exponent=rt.MAX_EXPONENT, table_entries=_TABLE_ENTRIES):
+                     max_exponent, table_entries):
     """Every document's tokens in turn, the documents in parallel (module docstring), pieces
     of :data:`DOC_CHUNK` documents at a time: z [N] updated in place, n_dk [D, K] filled (its
     rows are the documents' own). eta float64 [T, K]; psi, rho float64 [T, D]. Returns the
@@ -298,7 +299,7 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = word_token_index(words, vocab_size)
+            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
         seed = np.uint64((int(seed[0]) << 32) | int(seed[1]))
         previous = numba.get_num_threads()
         numba.set_num_threads(min(threads_for(z.shape[0], num_threads),
@@ -309,7 +310,8 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
                 inv_s = np.empty(num_topics)
                 _draw_topics(n_wk, beta, seed, g, inv_s)
                 n_dk = np.empty((offsets.shape[0] - 1, num_topics), np.int32)
-                _sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha, seed)
+                _sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha, seed,
+                                 rt.MAX_EXPONENT, _TABLE_ENTRIES)
                 _count_words(z, w_off, w_tok, n_wk)
                 return n_dk, _log_likelihood(z, w_off, w_tok, n_wk, n_dk.sum(axis=0), beta)
         finally:

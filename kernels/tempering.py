@@ -58,7 +58,7 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import _consume_log_likelihood, _fill_counts, word_token_index
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.gibbs import Sampler, start_function
-from topiczoo.kernels.host import document_loop, seed_from_key, trim_after
+from topiczoo.kernels.host import document_loop, read_only, seed_from_key, trim_after
 from topiczoo.kernels.parallel import _phi_log_space_weights, _phi_table_weights, _phi_weights
 from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
@@ -150,7 +150,7 @@ def _tempered_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho,
 
 @numba.njit(cache=True, nogil=True)
 def _tempered_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, power,
-                    seed, max_exponent=rt.MAX_EXPONENT, table_entries=_TABLE_ENTRIES):
+                    seed, max_exponent, table_entries):
     """One in-place sweep of every token from its tempered conditional (module docstring):
     weight of topic k = (n_dk + alpha) [(n_wk + beta) / (n_k + V beta)]^power times the
     response's factor, counts without the token. eta float64 [T, K]; psi, rho float64 [T, D];
@@ -213,17 +213,17 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, power, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = word_token_index(words, vocab_size)
+            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
         n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
         n_wk = np.zeros((vocab_size, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
         _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
         _tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta,
-                        float(power), int(seed))
+                        float(power), int(seed), rt.MAX_EXPONENT, _TABLE_ENTRIES)
         return z, n_dk, np.float32(_consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta))
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, power, seed):
-        arrays = [np.asarray(a) for a in (words, doc_offsets, word_offsets, word_tokens)]
+        arrays = read_only(words, doc_offsets, word_offsets, word_tokens)
         arrays += [np.asarray(a, np.float64) for a in (eta, psi, rho, power)]
         arrays.append(np.asarray(seed))
         z = np.asarray(z)
@@ -231,7 +231,7 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
             out = one_chain(np.array(z, np.int32), *arrays)
         else:  # a chain axis first (vmap_method="expand_dims": size 1 where not batched)
             num = max(a.shape[0] for a in (z, *arrays))
-            z = np.array(np.broadcast_to(z, (num, z.shape[1])), np.int32)
+            z = np.array(np.broadcast_to(z, (num, z.shape[1])), np.int32, order="C")
             chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
                       for c in range(num)]
             out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))

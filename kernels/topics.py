@@ -296,7 +296,7 @@ def _supervised_document(d, z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rh
 
 @numba.njit(cache=True, nogil=True)
 def _collapsed_sweep(z, n_dk, n_wk, n_k, words, doc_offsets, eta, psi, rho, alpha, beta, seed,
-                     max_exponent=rt.MAX_EXPONENT, table_entries=_TABLE_ENTRIES):
+                     max_exponent, table_entries):
     """One in-place sweep over all tokens (module docstring). eta [T,K], psi/rho [T,D] float64;
     seed: numba's generator (one uniform per token, in token order). ``max_exponent < 0``
     sweeps every token in log space (the tests' second form); ``table_entries``: the most

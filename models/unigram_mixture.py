@@ -275,7 +275,8 @@ def _host_sweep(alpha, beta):
             return tuple(out)
         inputs = (words, doc_offsets, seed)
         num = max(a.shape[0] for a in (*state, *inputs))
-        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32) for a in state]
+        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32, order="C")
+               for a in state]
         for chain in range(num):
             w, o, s = (a[min(chain, a.shape[0] - 1)] for a in inputs)
             _document_sweep(*(a[chain] for a in out), w, o, alpha, beta, int(s))

@@ -29,8 +29,10 @@ import reference
 import shdp_mutants
 from mutants import mutant
 from topiczoo.kernels import hdp
+from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.eta import draw_eta_cholesky
 from topiczoo.kernels.gibbs import CorpusData
+from topiczoo.kernels.host import read_only
 from topiczoo.kernels.hdp import held_out
 from topiczoo.kernels.hdp import sweep as hdp_sweep
 from topiczoo.models import SHDPModel
@@ -651,7 +653,7 @@ START_TOPICS, CAPACITY, SWEEP_VOCAB = 8, 40, 50
 
 def _sweep_corpus(rng, num_docs, max_length):
     lengths = rng.integers(5, max_length, num_docs)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     return rng.integers(0, SWEEP_VOCAB, offsets[-1]).astype(np.int32), offsets
 
 
@@ -659,7 +661,7 @@ def _assert_table_form_is_log_space(rng, corpus, num_tasks, scale, num_sweeps, t
     """From one random state, the sweep in table form (``table_rows`` rows) and in log space
     draw the same topics, weights and coefficients over ``num_sweeps`` sweeps, births
     included."""
-    words, offsets = corpus
+    words, offsets = read_only(*corpus)  # as the package passes them: the sweep it compiled
     num_docs = len(offsets) - 1
     doc_ids = np.repeat(np.arange(num_docs), np.diff(offsets))
     z = rng.integers(0, START_TOPICS, offsets[-1]).astype(np.int32)
@@ -678,9 +680,9 @@ def _assert_table_form_is_log_space(rng, corpus, num_tasks, scale, num_sweeps, t
     table, log_space = [a.copy() for a in state], [a.copy() for a in state]
     for s in range(num_sweeps):
         assert hdp_sweep._hdp_sweep(*table, words, offsets, psi, rho, 0.1, 4.0, 2, s,
-                                    table_rows=table_rows) == 0
+                                    rt.MAX_EXPONENT, table_rows) == 0
         assert hdp_sweep._hdp_sweep(*log_space, words, offsets, psi, rho, 0.1, 4.0, 2, s,
-                                    -1.0) == 0
+                                    -1.0, table_rows) == 0
     assert (table[3] > 0).sum() > START_TOPICS  # births happened
     for a, b in zip(table[:4], log_space[:4]):
         np.testing.assert_array_equal(a, b)
@@ -722,7 +724,7 @@ def _born_topic_sizes(sweep):
     Returns the sizes of the topics born (slots 1 and up) at the end of the sweep."""
     vocab, capacity = 10, 64
     words = np.concatenate([1 + np.arange(5_000) % 9, np.zeros(20, int)]).astype(np.int32)
-    offsets = np.array([0, 5_000, 5_020], np.int64)
+    offsets = np.array([0, 5_000, 5_020], np.int32)
     z = np.zeros(len(words), np.int32)
     counted = reference.counts(z, words, offsets, vocab, capacity)
     n_dk, n_wk, n_k = (a.astype(np.int32) for a in counted)
@@ -730,8 +732,8 @@ def _born_topic_sizes(sweep):
     beta_w[0] = 0.5
     no_tasks = np.zeros((0, 2))
     assert sweep(z, n_dk, n_wk, n_k, beta_w, np.array([1.0, 1.0, 0.5]),
-                 np.zeros((0, capacity)), words, offsets, no_tasks, no_tasks, 0.01, 1.0, 1,
-                 0) == 0
+                 np.zeros((0, capacity)), *read_only(words, offsets), no_tasks, no_tasks, 0.01,
+                 1.0, 1, 0, rt.MAX_EXPONENT, hdp_sweep._TABLE_ROWS) == 0
     return n_k[1:][n_k[1:] > 0]
 
 

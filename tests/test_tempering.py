@@ -70,9 +70,9 @@ def _at_power(sweep):
 
     @numba.njit
     def at_power(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed,
-                 max_exponent):
+                 max_exponent, table_entries):
         return sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, POWER,
-                     seed, max_exponent)
+                     seed, max_exponent, table_entries)
 
     return at_power
 

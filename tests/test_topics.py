@@ -32,6 +32,7 @@ from topic_state_steps import (TopicState, collapsed_log_likelihood, collapsed_s
 from topiczoo.kernels import categorical
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels import topics as tk
+from topiczoo.kernels.host import read_only
 
 ALPHA = 0.5
 BETA = 0.1
@@ -70,12 +71,19 @@ def _responses(rng, num_tasks, num_topics, num_docs, hot_doc=None):
     return eta, psi, rho
 
 
-def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, **kw):
-    """Run one sweep per seed from a copy of ``state``; the states after each and the returns."""
+#: the collapsed sweep's max_exponent and table_entries as the package passes them
+PACKAGE_TABLE = (rt.MAX_EXPONENT, tk._TABLE_ENTRIES)
+
+
+def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, *table):
+    """Run one sweep per seed from a copy of ``state``; the states after each and the returns.
+    ``table``: the sweep's arguments after the seed. The words and offsets go in read-only, as
+    the package's steps give them (the sweep the package compiled)."""
     state = [a.copy() for a in state]
+    words, offsets = read_only(words, offsets)
     history, returns = [], []
     for seed in seeds:
-        returns.append(sweep(*state, words, offsets, eta, psi, rho, ALPHA, BETA, seed, **kw))
+        returns.append(sweep(*state, words, offsets, eta, psi, rho, ALPHA, BETA, seed, *table))
         history.append([a.copy() for a in state])
     return history, returns
 
@@ -122,7 +130,8 @@ def test_table_sweep_draws_the_reference_topics(num_topics, num_tasks, hot):
     eta, psi, rho = _responses(rng, num_tasks, num_topics, len(LENGTHS),
                                HOT_DOC if hot else None)
     ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
-    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
+                             *PACKAGE_TABLE)
     _assert_same(ref, new)
     _check_counts(new[-1], words, offsets)
     if hot:  # the hot document (and only a part of the corpus) went to log space every sweep
@@ -141,11 +150,11 @@ def test_forced_log_space_and_forced_tables(num_topics):
     eta, psi, rho = _responses(rng, 2, num_topics, len(LENGTHS))
     ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
     forced, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
-                                max_exponent=-1.0)
+                                -1.0, tk._TABLE_ENTRIES)
     _assert_same(ref, forced)
     assert log_space == [sum(LENGTHS)] * len(SEEDS)
     tables, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho,
-                                SEEDS, max_exponent=np.inf)
+                                SEEDS, np.inf, tk._TABLE_ENTRIES)
     _assert_same(ref, tables)
     assert log_space == [0] * len(SEEDS)
     # the package's own per-token log-space sweep draws them too
@@ -161,7 +170,8 @@ def test_plain_lda_sweep(num_topics):
     state = _state(rng, words, offsets, num_topics)
     empty = np.zeros((0, num_topics)), np.zeros((0, len(LENGTHS))), np.zeros((0, len(LENGTHS)))
     ref = _reference_sweeps(state, words, offsets, *empty, SEEDS)
-    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS)
+    new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS,
+                             *PACKAGE_TABLE)
     _assert_same(ref, new)
     assert log_space == [0] * len(SEEDS)
 
@@ -177,7 +187,7 @@ def test_full_table_falls_back_to_log_space():
     seeds = SEEDS[:3]
     ref = _reference_sweeps(state, words, offsets, eta, psi, rho, seeds)
     new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, seeds,
-                             max_exponent=rt.MAX_EXPONENT, table_entries=2 * num_topics)
+                             rt.MAX_EXPONENT, 2 * num_topics)
     _assert_same(ref, new)
     assert all(0 < n < sum(LENGTHS) for n in log_space), log_space
 
@@ -277,7 +287,8 @@ def _exact_runner(sweep):
         log_space = 0
         for s in range(num_burnin + num_samples):
             log_space += sweep(z, n_dk, n_wk, n_k, given_eta.WORDS, given_eta.OFFSETS, eta, psi,
-                               rho, given_eta.ALPHA, given_eta.BETA, seed + s, max_exponent)
+                               rho, given_eta.ALPHA, given_eta.BETA, seed + s, max_exponent,
+                               tk._TABLE_ENTRIES)
             if s >= num_burnin:
                 counts[given_eta.configuration_index(z, num_topics)] += 1
         return log_space

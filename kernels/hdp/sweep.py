@@ -45,7 +45,8 @@ import numpy as np
 
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.categorical import block_totals, draw, num_blocks, search_blocks
-from topiczoo.kernels.host import batched, document_loop, numba_seed, seed_words_from_key
+from topiczoo.kernels.host import (batched, document_loop, numba_seed, read_only,
+                                   seed_words_from_key)
 from topiczoo.kernels.topics import _count_token
 
 # Rows of the per-document exp tables (one per topic incarnation met in a document); a document
@@ -408,7 +409,7 @@ def _sweep_document(d, z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_off
 
 @numba.njit(cache=True, nogil=True)
 def _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta, words, doc_offsets, psi, rho, beta,
-               nu2, num_aux, seed, max_exponent=rt.MAX_EXPONENT, table_rows=_TABLE_ROWS):
+               nu2, num_aux, seed, max_exponent, table_rows):
     """One in-place direct-assignment sweep over all tokens (module docstring, eq 13).
 
     z int32 [N]; n_dk [D, Kcap], n_wk [V, Kcap], n_k [Kcap] int32; beta_w float64 [Kcap];
@@ -470,9 +471,9 @@ def _host_topics(beta, nu2, num_aux):
         eta = np.array(eta, np.float64)
         globals_ = np.array([alpha, gamma, beta_new], np.float64)
         status = _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta,
-                            np.asarray(words), np.asarray(doc_offsets),
+                            *read_only(words, doc_offsets),
                             np.asarray(psi, np.float64), np.asarray(rho, np.float64),
-                            beta, nu2, num_aux, numba_seed(seed))
+                            beta, nu2, num_aux, numba_seed(seed), rt.MAX_EXPONENT, _TABLE_ROWS)
         return (z, n_dk, n_wk, n_k, beta_w.astype(np.float32), np.float32(globals_[2]),
                 eta.astype(np.float32), np.bool_(status))
 
