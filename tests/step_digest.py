@@ -1,5 +1,5 @@
 """The tiny problem of the JAX step's device tests and the digest of its draws, shared by
-``test_parallel_jax`` (1, 2, 4 devices of one process) and ``test_hosts`` (two processes).
+``test_parallel_jax`` (1 and 4 devices of one process) and ``test_hosts`` (two processes).
 
 Nothing here touches JAX at import (a process of several must start JAX's runtime before its
 first computation): :func:`problem` is numpy arrays, :func:`digest` runs the step.

@@ -7,9 +7,9 @@ run on CPU: the engine for accelerators, proved where the tests run.
 * The whole kernel matches the enumeration of ``test_enumeration`` on a problem of each kind.
 * A document's arithmetic (its score S_t, a token's log weights) gives the same bits whatever
   batch of documents it is vmapped in; S_t by XLA's reduce does not (planted).
-* The documents sharded over 1, 2 and 4 XLA CPU devices give the same draws bit for bit (the
-  step alone, and a whole fit against a process with one device); the word-topic counts left
-  out of the devices' ``psum`` change them.
+* The documents sharded over 1 and 4 XLA CPU devices give the same draws bit for bit as no mesh
+  (the step alone, and a whole fit against a process with one device); the word-topic counts
+  left out of the devices' ``psum`` change them (exhaustive tier).
 * The buckets: every non-empty document once, its tokens in order, rows padded for the shards.
 """
 
