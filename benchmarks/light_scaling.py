@@ -212,7 +212,7 @@ def measure(data, s, num_topics, repeats, num_steps, seed):
 
     def exact_numba(c):
         tk._collapsed_sweep(*c, data.words, data.offsets, eta64, psi64, rho64, alpha, BETA,
-                            seed + next(calls), tk.rt.MAX_EXPONENT, tk._TABLE_ENTRIES)
+                            seed + next(calls), *tk.TABLE_ARGUMENTS)
 
     def light_numba(c):
         light._light_sweep(*c, data.words, data.offsets, data.word_offsets, data.word_tokens,

@@ -161,8 +161,7 @@ def host_parts(model, sampler, vocab_size, state, data, calls):
         else:
             topics_module._collapsed_sweep(*arrays, words, offsets, eta, psi, rho,
                                            model.alpha_per_topic, model.beta, 1,
-                                           topics_module.rt.MAX_EXPONENT,
-                                           topics_module._TABLE_ENTRIES)
+                                           *topics_module.TABLE_ARGUMENTS)
 
     def log_likelihood(arrays):
         assignments._consume_log_likelihood(arrays[0], *index, arrays[2], arrays[3], model.beta)

@@ -29,13 +29,13 @@ threads = set_single_thread(1)
 import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
-from topiczoo.kernels import response_table as rt  # noqa: E402
-from topiczoo.kernels.hdp.sweep import _TABLE_ROWS, _hdp_sweep  # noqa: E402
-from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep  # noqa: E402
+from topiczoo.kernels.hdp import sweep as hdp_sweep  # noqa: E402
+from topiczoo.kernels.hdp.sweep import _hdp_sweep  # noqa: E402
+from topiczoo.kernels.topics import TABLE_ARGUMENTS, _collapsed_sweep  # noqa: E402
 
 BETA = 0.01
 # the sweeps' max_exponent and table size as the package passes them
-TABLE, HDP_TABLE = (rt.MAX_EXPONENT, _TABLE_ENTRIES), (rt.MAX_EXPONENT, _TABLE_ROWS)
+TABLE, HDP_TABLE = TABLE_ARGUMENTS, hdp_sweep.TABLE_ARGUMENTS
 ALPHA_TOTAL = 1.0  # parametric: alpha / K per topic; sHDP: alpha = 1, beta_k = 1 / (K + 1)
 
 

@@ -44,9 +44,8 @@ import numpy as np  # noqa: E402
 
 from topiczoo import load_dataset  # noqa: E402
 from topiczoo.kernels import assignments, light, parallel, tempering, topics  # noqa: E402
-from topiczoo.kernels import response_table as rt  # noqa: E402
 
-TABLE = (rt.MAX_EXPONENT, topics._TABLE_ENTRIES)  # the package's table arguments of the sweeps
+TABLE = topics.TABLE_ARGUMENTS  # the sweeps' table arguments as the package passes them
 
 ALPHA_TOTAL, BETA, STEPS, POWER = 1.0, 0.01, 6, 0.5
 

@@ -27,10 +27,9 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from topiczoo.kernels import response_table as rt
-from topiczoo.kernels.host import (Scratch, over_chains, read_only, seed_from_key, threads_for,
-                                   trim_after)
-from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep
+from topiczoo.kernels.host import (Scratch, chain_copies, over_chains, read_only, seed_from_key,
+                                   threads_for, trim_after)
+from topiczoo.kernels.topics import TABLE_ARGUMENTS, _collapsed_sweep
 
 
 @numba.njit(cache=True, nogil=True)
@@ -50,7 +49,8 @@ def _word_token_index(words, vocab_size, word_offsets, word_tokens):
 
 
 def word_token_index(words, vocab_size: int):
-    """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word.
+    """(word_offsets int32 [V+1], word_tokens int32 [N]): the tokens of each word, read-only
+    (the kernels' inputs they only read all are: ``kernels.host.read_only``).
 
     A property of the data only: build it once per corpus (``kernels.gibbs.corpus_arrays``
     with V does, into the ``CorpusData``) and pass it to the steps; they rebuild it at every
@@ -62,7 +62,7 @@ def word_token_index(words, vocab_size: int):
     _word_token_index(words, int(vocab_size), word_offsets, word_tokens)
     if word_offsets[-1] >= 2**31:
         raise ValueError("more than 2^31 - 1 tokens")
-    return word_offsets.astype(np.int32), word_tokens
+    return read_only(word_offsets.astype(np.int32), word_tokens)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -122,7 +122,7 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int,
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
+            w_off, w_tok = word_token_index(words, vocab_size)
         n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
         with n_wk_zeros.borrow() as n_wk:
@@ -156,7 +156,7 @@ def chains_host(one_chain, num_threads: int = 1):
         else:
             inputs.append(seed)
             num = max(a.shape[0] for a in (z, *inputs))
-            z = np.array(np.broadcast_to(z, (num, z.shape[1])), dtype=np.int32, order="C")
+            z = chain_copies(z, num)
             chains = over_chains(
                 lambda c: one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in inputs)), num,
                 threads_for(z.size, num_threads))
@@ -216,7 +216,7 @@ def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha:
 
     def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta, seed,
-                         rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                         *TABLE_ARGUMENTS)
 
     host = host_assignments_step(sweep, beta, int(num_topics), int(vocab_size), int(num_threads))
     out = assignments_callback(host, seed_from_key(key), z, words, doc_offsets, eta, psi, rho,

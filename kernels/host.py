@@ -98,6 +98,14 @@ def read_only(*arrays) -> list:
     return out
 
 
+def chain_copies(a, num_chains: int) -> np.ndarray:
+    """int32 [num_chains, ...]: ``a`` (a leading chain axis of 1 or ``num_chains``, as a vmapped
+    callback gets it) copied once per chain, in C order, so that each chain's row is
+    contiguous (``np.array`` of a broadcast array keeps the broadcast's strides: every row
+    strided, and a sweep compiled for that layout alone)."""
+    return np.array(np.broadcast_to(a, (num_chains, *a.shape[1:])), np.int32, order="C")
+
+
 def threads_for(work: int, num_threads: int) -> int:
     """The threads worth starting for ``work`` items: at most ``num_threads``, and one per
     :data:`MIN_WORK_PER_THREAD` items (at least one)."""

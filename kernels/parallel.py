@@ -43,11 +43,10 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, chains_host,
                                           word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
-from topiczoo.kernels.host import (Scratch, document_loop, read_only, seed_words_from_key,
-                                   threads_for)
+from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
 from topiczoo.kernels.random import (gamma_floored_draw, seed_stream, small_shape_envelope,
                                      state_of, uniform)
-from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
+from topiczoo.kernels.topics import (TABLE_ARGUMENTS, _after_draw, _begin_document,
                                       _token_leaves, table_capacity)
 
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
@@ -299,7 +298,7 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
+            w_off, w_tok = word_token_index(words, vocab_size)
         seed = np.uint64((int(seed[0]) << 32) | int(seed[1]))
         previous = numba.get_num_threads()
         numba.set_num_threads(min(threads_for(z.shape[0], num_threads),
@@ -311,7 +310,7 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
                 _draw_topics(n_wk, beta, seed, g, inv_s)
                 n_dk = np.empty((offsets.shape[0] - 1, num_topics), np.int32)
                 _sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha, seed,
-                                 rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                                 *TABLE_ARGUMENTS)
                 _count_words(z, w_off, w_tok, n_wk)
                 return n_dk, _log_likelihood(z, w_off, w_tok, n_wk, n_dk.sum(axis=0), beta)
         finally:

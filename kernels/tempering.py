@@ -58,10 +58,11 @@ from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import _consume_log_likelihood, _fill_counts, word_token_index
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.gibbs import Sampler, start_function
-from topiczoo.kernels.host import document_loop, read_only, seed_from_key, trim_after
+from topiczoo.kernels.host import (chain_copies, document_loop, read_only, seed_from_key,
+                                   trim_after)
 from topiczoo.kernels.parallel import _phi_log_space_weights, _phi_table_weights, _phi_weights
 from topiczoo.kernels.random import seed_state, uniform
-from topiczoo.kernels.topics import (_TABLE_ENTRIES, _after_draw, _begin_document,
+from topiczoo.kernels.topics import (TABLE_ARGUMENTS, _after_draw, _begin_document,
                                      _token_leaves, table_capacity)
 
 
@@ -213,13 +214,13 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, power, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = read_only(*word_token_index(words, vocab_size))
+            w_off, w_tok = word_token_index(words, vocab_size)
         n_dk = np.zeros((offsets.shape[0] - 1, num_topics), np.int32)
         n_wk = np.zeros((vocab_size, num_topics), np.int32)
         n_k = np.zeros(num_topics, np.int32)
         _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
         _tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta,
-                        float(power), int(seed), rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                        float(power), int(seed), *TABLE_ARGUMENTS)
         return z, n_dk, np.float32(_consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta))
 
     def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, power, seed):
@@ -231,7 +232,7 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
             out = one_chain(np.array(z, np.int32), *arrays)
         else:  # a chain axis first (vmap_method="expand_dims": size 1 where not batched)
             num = max(a.shape[0] for a in (z, *arrays))
-            z = np.array(np.broadcast_to(z, (num, z.shape[1])), np.int32, order="C")
+            z = chain_copies(z, num)
             chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
                       for c in range(num)]
             out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))

@@ -108,6 +108,10 @@ def prior_assignments(key, doc_offsets, num_tokens: int, num_topics: int, alpha:
 # more topics than fit is finished in log space.
 _TABLE_ENTRIES = 1 << 22
 
+#: The sweeps' (max_exponent, table_entries) as the package's steps pass them: every caller
+#: passes them (they have no defaults), so that a sweep is compiled for one signature.
+TABLE_ARGUMENTS = (rt.MAX_EXPONENT, _TABLE_ENTRIES)
+
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _count_token(d, w, k, delta, n_dk, n_wk, n_k, inv_nk, v_beta):

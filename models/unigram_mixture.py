@@ -38,7 +38,7 @@ import numpyro.distributions as dist
 from jax.scipy.special import gammaln
 
 from topiczoo.kernels.gibbs import CorpusData, Sampler
-from topiczoo.kernels.host import seed_from_key
+from topiczoo.kernels.host import chain_copies, seed_from_key
 from topiczoo.models.checks import positive_number, whole_number
 from topiczoo.models.family import Predictor
 from topiczoo.models.monitors import MIXTURE_MONITORS
@@ -275,8 +275,7 @@ def _host_sweep(alpha, beta):
             return tuple(out)
         inputs = (words, doc_offsets, seed)
         num = max(a.shape[0] for a in (*state, *inputs))
-        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32, order="C")
-               for a in state]
+        out = [chain_copies(a, num) for a in state]
         for chain in range(num):
             w, o, s = (a[min(chain, a.shape[0] - 1)] for a in inputs)
             _document_sweep(*(a[chain] for a in out), w, o, alpha, beta, int(s))

@@ -466,7 +466,8 @@ def test_sweep_keeps_its_counts(num_topics, num_tasks, hot, cycle):
     words, offsets, doc_ids, state, eta, psi, rho = _random_problem(rng, num_topics, num_tasks,
                                                                     hot=hot and num_tasks > 0)
     # read-only, as the package's steps pass them: the sweep the package compiled
-    words, offsets, w_off, w_tok = read_only(words, offsets, *word_token_index(words, 12))
+    words, offsets = read_only(words, offsets)
+    w_off, w_tok = word_token_index(words, 12)
     before = state[0].copy()
     stats = np.zeros((3, 2), np.int64)
     for seed in range(20):
@@ -482,7 +483,8 @@ def test_sweep_keeps_its_counts(num_topics, num_tasks, hot, cycle):
 def test_sweep_is_deterministic_given_the_seed():
     rng = np.random.default_rng(0)
     words, offsets, _, state, eta, psi, rho = _random_problem(rng, 7, 2)
-    words, offsets, w_off, w_tok = read_only(words, offsets, *word_token_index(words, 12))
+    words, offsets = read_only(words, offsets)
+    w_off, w_tok = word_token_index(words, 12)
     runs = []
     for seed in (5, 5, 6):
         copy = [a.copy() for a in state]
@@ -506,7 +508,8 @@ def test_read_ahead_does_not_change_the_draws(num_tasks, hot, cycle):
     assert state[2].nbytes + state[1].nbytes < light._READ_AHEAD_BYTES
     always = mutant(light._light_sweep, [
         ("read_ahead = n_wk.nbytes + n_dk.nbytes > _READ_AHEAD_BYTES", "read_ahead = True")])
-    words, offsets, w_off, w_tok = read_only(words, offsets, *word_token_index(words, 12))
+    words, offsets = read_only(words, offsets)
+    w_off, w_tok = word_token_index(words, 12)
     runs = []
     for sweep in (light._light_sweep, always):
         copy = [a.copy() for a in state]
@@ -544,7 +547,7 @@ def test_jax_step_is_the_numba_sweep(combination):
     out_no_index = jax.jit(lambda k, t: _step(k, t, *args, index=False, num_steps=4,
                                               combination=combination))(key, topics)
     expected = [a.copy() for a in state]
-    light._light_sweep(*expected, *read_only(words, offsets, *word_token_index(words, 12)),
+    light._light_sweep(*expected, *read_only(words, offsets), *word_token_index(words, 12),
                        *(np.asarray(a, np.float64) for a in args[2:]), ALPHA, BETA,
                        int(seed_from_key(key)), 4, combination == "cycle",
                        np.zeros((3, 2), np.int64))

@@ -37,8 +37,7 @@ from topiczoo.kernels import random as rnd
 from topiczoo.kernels.assignments import host_assignments_step, word_token_index
 from topiczoo.kernels.host import Scratch
 from topiczoo.kernels.light import _light_sweep
-from topiczoo.kernels import response_table as rt
-from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep
+from topiczoo.kernels.topics import _TABLE_ENTRIES, TABLE_ARGUMENTS, _collapsed_sweep
 
 W_OFF, W_TOK = word_token_index(given_eta.WORDS, given_eta.VOCAB)
 
@@ -295,7 +294,7 @@ def test_a_host_step_with_kept_arrays_draws_what_a_fresh_one_draws(sampler):
         def sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho, seed):
             if sampler == "exact":
                 _collapsed_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, 0.3, 0.2,
-                                 seed, rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                                 seed, *TABLE_ARGUMENTS)
             else:
                 _light_sweep(z, n_dk, n_wk, n_k, words, offsets, w_off, w_tok, eta, psi, rho,
                              0.3, 0.2, seed, 2, False, np.zeros((3, 2), np.int64))

@@ -733,7 +733,7 @@ def _born_topic_sizes(sweep):
     no_tasks = np.zeros((0, 2))
     assert sweep(z, n_dk, n_wk, n_k, beta_w, np.array([1.0, 1.0, 0.5]),
                  np.zeros((0, capacity)), *read_only(words, offsets), no_tasks, no_tasks, 0.01,
-                 1.0, 1, 0, rt.MAX_EXPONENT, hdp_sweep._TABLE_ROWS) == 0
+                 1.0, 1, 0, *hdp_sweep.TABLE_ARGUMENTS) == 0
     return n_k[1:][n_k[1:] > 0]
 
 

@@ -71,10 +71,6 @@ def _responses(rng, num_tasks, num_topics, num_docs, hot_doc=None):
     return eta, psi, rho
 
 
-#: the collapsed sweep's max_exponent and table_entries as the package passes them
-PACKAGE_TABLE = (rt.MAX_EXPONENT, tk._TABLE_ENTRIES)
-
-
 def _sweeps(sweep, state, words, offsets, eta, psi, rho, seeds, *table):
     """Run one sweep per seed from a copy of ``state``; the states after each and the returns.
     ``table``: the sweep's arguments after the seed. The words and offsets go in read-only, as
@@ -131,7 +127,7 @@ def test_table_sweep_draws_the_reference_topics(num_topics, num_tasks, hot):
                                HOT_DOC if hot else None)
     ref = _reference_sweeps(state, words, offsets, eta, psi, rho, SEEDS)
     new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, eta, psi, rho, SEEDS,
-                             *PACKAGE_TABLE)
+                             *tk.TABLE_ARGUMENTS)
     _assert_same(ref, new)
     _check_counts(new[-1], words, offsets)
     if hot:  # the hot document (and only a part of the corpus) went to log space every sweep
@@ -171,7 +167,7 @@ def test_plain_lda_sweep(num_topics):
     empty = np.zeros((0, num_topics)), np.zeros((0, len(LENGTHS))), np.zeros((0, len(LENGTHS)))
     ref = _reference_sweeps(state, words, offsets, *empty, SEEDS)
     new, log_space = _sweeps(tk._collapsed_sweep, state, words, offsets, *empty, SEEDS,
-                             *PACKAGE_TABLE)
+                             *tk.TABLE_ARGUMENTS)
     _assert_same(ref, new)
     assert log_space == [0] * len(SEEDS)
 

@@ -24,9 +24,9 @@ from topiczoo.kernels import parallel_jax
 from topiczoo.kernels import response_table as rt
 from topiczoo.kernels.assignments import check_word_index, word_token_index
 from topiczoo.kernels.categorical import cumulate, search
-from topiczoo.kernels.host import read_only, seed_from_key, trim_after
+from topiczoo.kernels.host import chain_copies, seed_from_key, trim_after
 from topiczoo.kernels.light import _check_options, _light_sweep
-from topiczoo.kernels.topics import _TABLE_ENTRIES, _collapsed_sweep, _count_token, _lda_weights
+from topiczoo.kernels.topics import TABLE_ARGUMENTS, _collapsed_sweep, _count_token, _lda_weights
 
 
 class TopicState(NamedTuple):
@@ -125,16 +125,15 @@ def _host_collapsed_sweep(alpha, beta):
         if state[0].ndim == 1:
             out = [np.array(a, dtype=np.int32) for a in state]
             _collapsed_sweep(*out, words, doc_offsets, eta, psi, rho, alpha, beta, int(seed),
-                             rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                             *TABLE_ARGUMENTS)
             return tuple(out)
         inputs = (words, doc_offsets, eta, psi, rho, seed)
         num = max(a.shape[0] for a in (*state, *inputs))
-        out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32, order="C")
-               for a in state]
+        out = [chain_copies(a, num) for a in state]
         for chain in range(num):
             w, o, e, p, r, s = (a[min(chain, a.shape[0] - 1)] for a in inputs)
             _collapsed_sweep(*(a[chain] for a in out), w, o, e, p, r, alpha, beta, int(s),
-                             rt.MAX_EXPONENT, _TABLE_ENTRIES)
+                             *TABLE_ARGUMENTS)
         return tuple(out)
 
     return host
@@ -169,7 +168,7 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
 
     def sweep(out, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
-            w_off, w_tok = read_only(*word_token_index(words, out[2].shape[0]))
+            w_off, w_tok = word_token_index(words, out[2].shape[0])
         stats = np.zeros((3, 2), np.int64)
         _light_sweep(*out, words, offsets, w_off, w_tok, eta, psi, rho, alpha, beta, int(seed),
                      num_steps, cycle, stats)
@@ -186,8 +185,7 @@ def _host_light_sweep(alpha, beta, num_steps, cycle):
         else:
             inputs.append(seed)
             num = max(a.shape[0] for a in (*state, *inputs))
-            out = [np.array(np.broadcast_to(a, (num, *a.shape[1:])), dtype=np.int32, order="C")
-                   for a in state]
+            out = [chain_copies(a, num) for a in state]
             for chain in range(num):
                 sweep([a[chain] for a in out], *(a[min(chain, a.shape[0] - 1)] for a in inputs))
         trim_after(sum(a.nbytes for a in out))

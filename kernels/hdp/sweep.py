@@ -53,6 +53,10 @@ from topiczoo.kernels.topics import _count_token
 # that needs more is finished in log space. A constant, so that nothing depends on the capacity.
 _TABLE_ROWS = 2048
 
+#: The sHDP sweep's (max_exponent, table_rows) as the package's step passes them (no defaults:
+#: one signature, one compilation).
+TABLE_ARGUMENTS = (rt.MAX_EXPONENT, _TABLE_ROWS)
+
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _insert_sorted(active, num_active, slot):
@@ -473,7 +477,7 @@ def _host_topics(beta, nu2, num_aux):
         status = _hdp_sweep(z, n_dk, n_wk, n_k, beta_w, globals_, eta,
                             *read_only(words, doc_offsets),
                             np.asarray(psi, np.float64), np.asarray(rho, np.float64),
-                            beta, nu2, num_aux, numba_seed(seed), rt.MAX_EXPONENT, _TABLE_ROWS)
+                            beta, nu2, num_aux, numba_seed(seed), *TABLE_ARGUMENTS)
         return (z, n_dk, n_wk, n_k, beta_w.astype(np.float32), np.float32(globals_[2]),
                 eta.astype(np.float32), np.bool_(status))
 
