@@ -181,23 +181,46 @@ _ZIG_K, _ZIG_W, _ZIG_F = _exponential_ziggurat()
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def exponential_draw(state):
-    """(a standard exponential variate (density e^-x, x >= 0), the new state) by the ziggurat
-    (:func:`_exponential_ziggurat`): one 64-bit output (the low 8 bits pick the layer, the top
-    53 the point) and a comparison for 98.9% of variates; below a layer's wedge, the density
-    itself decides; beyond r, r plus a new variate (the tail of e^-x is e^-x again)."""
+def _ziggurat_point(u):
+    """(layer i, point j, x = j w_i, whether x lies inside the layer above: the variate is x)
+    of the ziggurat's 64-bit output u (:func:`_exponential_ziggurat`): the low 8 bits pick
+    the layer, the top 53 the point."""
+    i = u & _U(255)
+    j = u >> _U(11)
+    return i, j, j * _ZIG_W[i], j < _ZIG_K[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _exponential_from(u, state):
+    """(the ziggurat's standard exponential variate whose first 64-bit output is u, the new
+    state): where the point lies outside its layer's rectangle (1.1% of variates), below the
+    wedge the density itself decides; beyond r, r plus a new variate (the tail of e^-x is e^-x
+    again); a point rejected draws a new output. Not inlined: with the loop inside it, a loop
+    that draws many variates keeps its state in registers (:func:`exponential_draw`)."""
     while True:
-        u, state = next64_draw(state)
-        i = u & _U(255)
-        j = u >> _U(11)
-        x = j * _ZIG_W[i]
-        if j < _ZIG_K[i]:
+        i, j, x, inside = _ziggurat_point(u)
+        if inside:
             return x, state
         v, state = open_uniform_draw(state)
         if i == 0:
             return ZIGGURAT_R - math.log(v), state
         if _ZIG_F[i] + v * (_ZIG_F[i - 1] - _ZIG_F[i]) < math.exp(-x):
             return x, state
+        u, state = next64_draw(state)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def exponential_draw(state):
+    """(a standard exponential variate (density e^-x, x >= 0), the new state) by the ziggurat
+    (:func:`_exponential_ziggurat`): one 64-bit output and a comparison for 98.9% of
+    variates, written here; the others are :func:`_exponential_from`'s (the same algorithm
+    written whole: inlined, its loop made a loop that draws ten million variates take 7 ns a
+    variate, against 4 ns so)."""
+    u, state = next64_draw(state)
+    i, j, x, inside = _ziggurat_point(u)
+    if inside:
+        return x, state
+    return _exponential_from(u, state)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -93,7 +93,8 @@ def test_exponentials_are_standard_with_their_tail():
     ("tail", [("return ZIGGURAT_R - math.log(v), state", "return -math.log(v), state")]),
 ])
 def test_mutants_of_the_exponential_sampler_fail(name, replacements):
-    changed = mutant(rnd.exponential_draw, replacements)
+    changed = mutant(rnd.exponential_draw, [],
+                     {"_exponential_from": mutant(rnd._exponential_from, replacements)})
 
     @numba.njit(inline="always")
     def variate(state, a):
