@@ -26,10 +26,11 @@ stream 2 d + 1 of the step's seed) and every one of the Phi draw's block b of
 log-likelihood) are taken block by block and the blocks' sums added in block order. So a step
 draws the same z whatever the number of threads (numba ``prange``) it runs on.
 
-The chain state holds z and n_dk alone (``kernels.assignments``): the word-topic counts are
-rebuilt from z (word by word, through the word -> tokens index: each thread owns its words)
-before Phi is drawn, and again for the new z's log p(W | Z), into host arrays kept from one
-step to the next (``kernels.host.Scratch``).
+The chain state holds z and n_dk alone (``kernels.assignments``), and the step holds no
+word-topic counts [V, K]: the passes over the words (Phi's draw, then the new z's
+log p(W | Z)) count one word's n_wk at a time from z, through the word -> tokens index, into a
+[K] array of their block's. Phi's Gamma draws [V, K] are the step's one array of that size,
+kept from one step to the next (``kernels.host.Scratch``).
 """
 
 from __future__ import annotations
@@ -57,52 +58,51 @@ DOC_CHUNK = 16
 
 
 # ---------------------------------------------------------------------------------------------
-# Passes over the words
+# Passes over the words: each block of WORD_BLOCK words is one piece of work, its counts n_wk
+# of one word at a time made from z through the word -> tokens index (no [V, K] counts)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _count_words(z, word_offsets, word_tokens, n_wk):
-    """n_wk [V, K] (overwritten) = the counts of the assignments z, word by word: each block of
-    words is one thread's, so no two threads write one row."""
-    vocab_size, num_topics = n_wk.shape
-    for b in numba.prange((vocab_size + WORD_BLOCK - 1) // WORD_BLOCK):
-        for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
-            for k in range(num_topics):
-                n_wk[w, k] = 0
-            for p in range(word_offsets[w], word_offsets[w + 1]):
-                n_wk[w, z[word_tokens[p]]] += 1
+@numba.njit(cache=True, nogil=True, inline="always")
+def _count_word(w, z, word_offsets, word_tokens, counts):
+    """counts [K] (all zeros) += the counts n_wk of word w's tokens' assignments."""
+    for p in range(word_offsets[w], word_offsets[w + 1]):
+        counts[z[word_tokens[p]]] += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw_word_block(n_wk, beta, seed, b, absent, g, partial):
+def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, partial):
     """Block b of words of :func:`_draw_topics`: g[w, k] for its words, from stream 2 b, and
     partial[b, k] = their sum (outside the parallel function: numba's parallel
     transformations must not see the generator's state tuple, which stays in registers
     through the loop, ``kernels.random``)."""
-    vocab_size, num_topics = n_wk.shape
+    vocab_size, num_topics = g.shape
+    counts = np.zeros(num_topics, np.int32)
     rng = np.empty(4, np.uint64)
     seed_stream(seed, 2 * b, rng)
     state = state_of(rng)
     for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
+        _count_word(w, z, word_offsets, word_tokens, counts)
         for k in range(num_topics):
-            gv, state = gamma_floored_draw(state, n_wk[w, k] + beta, absent)
+            gv, state = gamma_floored_draw(state, counts[k] + beta, absent)
             g[w, k] = gv
             partial[b, k] += gv
+            counts[k] = 0
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _draw_topics(n_wk, beta, seed, g, inv_s):
-    """Phi_k ~ Dir(n_.k + beta): g [V, K] (overwritten) = G_wk ~ Gamma(n_wk + beta), inv_s [K]
-    = 1 / S_k, S_k = sum_w G_wk, so that phi_wk = g[w, k] * inv_s[k]. Block b of words draws
+def _draw_topics(z, word_offsets, word_tokens, beta, seed, g, inv_s):
+    """Phi_k ~ Dir(n_.k + beta) given the assignments z [N] (word_offsets, word_tokens: the
+    word -> tokens index): g [V, K] (overwritten) = G_wk ~ Gamma(n_wk + beta), inv_s [K] =
+    1 / S_k, S_k = sum_w G_wk, so that phi_wk = g[w, k] * inv_s[k]. Block b of words draws
     from stream 2 b; S_k sums the blocks' sums in block order. The shapes at or below
     SMALL_SHAPE are those of the words absent from a topic, all beta: the small-shape
     sampler's envelope is computed once, for beta."""
-    vocab_size, num_topics = n_wk.shape
+    vocab_size, num_topics = g.shape
     num_word_blocks = (vocab_size + WORD_BLOCK - 1) // WORD_BLOCK
     partial = np.zeros((num_word_blocks, num_topics))
     absent = small_shape_envelope(beta)
     for b in numba.prange(num_word_blocks):
-        _draw_word_block(n_wk, beta, seed, b, absent, g, partial)
+        _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, partial)
     for k in range(num_topics):
         total = 0.0
         for b in range(num_word_blocks):
@@ -110,12 +110,33 @@ def _draw_topics(n_wk, beta, seed, g, inv_s):
         inv_s[k] = 1.0 / total
 
 
+@numba.njit(cache=True, nogil=True)
+def _block_log_likelihood(z, word_offsets, word_tokens, num_topics, beta, table, b):
+    """Block b of words' terms of :func:`_log_likelihood`: sum over its words w and topics k
+    with n_wk > 0 of log Gamma(n_wk + beta) - log Gamma(beta), in the order of the words'
+    tokens (each count's term once: it is set to 0 when taken)."""
+    counts = np.zeros(num_topics, np.int32)
+    lgamma_beta = math.lgamma(beta)
+    acc = 0.0
+    for w in range(b * WORD_BLOCK, min(word_offsets.shape[0] - 1, (b + 1) * WORD_BLOCK)):
+        _count_word(w, z, word_offsets, word_tokens, counts)
+        for p in range(word_offsets[w], word_offsets[w + 1]):
+            k = z[word_tokens[p]]
+            count = counts[k]
+            if count > 0:
+                acc += table[count] if count < _LGAMMA_TABLE else (
+                    math.lgamma(count + beta) - lgamma_beta)
+                counts[k] = 0
+    return acc
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
-    """log p(W | Z) (nats, float64) of z from its counts n_wk [V, K] (as
-    ``kernels.assignments._consume_log_likelihood``, which zeroes n_wk as it goes), word
-    block by word block, the blocks' sums added in block order."""
-    vocab_size = n_wk.shape[0]
+def _log_likelihood(z, word_offsets, word_tokens, n_k, beta):
+    """log p(W | Z) (nats, float64) of the assignments z [N] (word_offsets, word_tokens: the
+    word -> tokens index; n_k [K]: the topics' token counts), as
+    ``kernels.assignments._consume_log_likelihood`` computes it from counts, word block by word
+    block, the blocks' sums added in block order."""
+    vocab_size = word_offsets.shape[0] - 1
     num_word_blocks = (vocab_size + WORD_BLOCK - 1) // WORD_BLOCK
     v_beta = vocab_size * beta
     lgamma_beta = math.lgamma(beta)
@@ -124,16 +145,8 @@ def _log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
         table[count] = math.lgamma(count + beta) - lgamma_beta
     partial = np.zeros(num_word_blocks)
     for b in numba.prange(num_word_blocks):
-        acc = 0.0
-        for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
-            for p in range(word_offsets[w], word_offsets[w + 1]):
-                k = z[word_tokens[p]]
-                count = n_wk[w, k]
-                if count > 0:
-                    acc += table[count] if count < _LGAMMA_TABLE else (
-                        math.lgamma(count + beta) - lgamma_beta)
-                    n_wk[w, k] = 0
-        partial[b] = acc
+        partial[b] = _block_log_likelihood(z, word_offsets, word_tokens, n_k.shape[0], beta,
+                                           table, b)
     total = 0.0
     for k in range(n_k.shape[0]):
         total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
@@ -291,10 +304,9 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
     """The host side of :func:`parallel_assignments_step`: the chains one after another, each
     on up to ``num_threads`` numba threads (``kernels.assignments.chains_host``; fewer on small
     corpora, ``kernels.host.threads_for``, and never more than numba started:
-    ``NUMBA_NUM_THREADS``), with [V, K] counts and Gamma draws kept from step to step
+    ``NUMBA_NUM_THREADS``), with Phi's [V, K] Gamma draws kept from step to step
     (``kernels.host.Scratch``: their contents are overwritten by each step)."""
-    shape = (vocab_size, num_topics)
-    scratch = Scratch(lambda: (np.empty(shape, np.int32), np.empty(shape)))
+    scratch = Scratch(lambda: np.empty((vocab_size, num_topics)))
 
     def one_chain(z, words, offsets, w_off, w_tok, eta, psi, rho, seed):
         if w_off.shape[0] == 0:
@@ -304,19 +316,17 @@ def _host_step(alpha, beta, num_topics, vocab_size, num_threads):
         numba.set_num_threads(min(threads_for(z.shape[0], num_threads),
                                   numba.config.NUMBA_NUM_THREADS))
         try:
-            with scratch.borrow() as (n_wk, g):
-                _count_words(z, w_off, w_tok, n_wk)
+            with scratch.borrow() as g:
                 inv_s = np.empty(num_topics)
-                _draw_topics(n_wk, beta, seed, g, inv_s)
+                _draw_topics(z, w_off, w_tok, beta, seed, g, inv_s)
                 n_dk = np.empty((offsets.shape[0] - 1, num_topics), np.int32)
                 _sweep_documents(z, n_dk, words, offsets, g, inv_s, eta, psi, rho, alpha, seed,
                                  *TABLE_ARGUMENTS)
-                _count_words(z, w_off, w_tok, n_wk)
-                return n_dk, _log_likelihood(z, w_off, w_tok, n_wk, n_dk.sum(axis=0), beta)
+                return n_dk, _log_likelihood(z, w_off, w_tok, n_dk.sum(axis=0), beta)
         finally:
             numba.set_num_threads(previous)
 
-    # z and n_dk (the scratch's [V, K] arrays stay): glibc's free pages go back
+    # z and n_dk (the scratch's [V, K] draws stay): glibc's free pages go back
     return chains_host(one_chain)
 
 

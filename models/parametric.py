@@ -577,13 +577,15 @@ def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: d
     parts = {
         "the chains' states (z, n_dk [D, K], the augmentation)": 3 * c * (8 * n + 4 * d * k
                                                                           + 16 * t * d),
-        "the host sweep's counts n_wk [V, K]": 4 * v * k + 4 * c * d * k,
+        "the host sweep's counts n_dk [D, K] per chain": 4 * c * d * k,
         "the snapshots (n_wk [V, K] per chain and snapshot)": 4 * c * (sizes["num_snapshots"]
                                                                        + 1) * v * k,
         "the per-draw eta [T, K]": 4 * c * sizes["num_draws"] * t * k,
     }
-    if options.name == "parallel":
+    if options.name == "parallel":  # its passes over the words count one word at a time
         parts["the topics Phi's Gamma draws [V, K] (float64)"] = 8 * v * k
+    else:
+        parts["the host sweep's counts n_wk [V, K]"] = 4 * v * k
     if options.replicas > 1:
         parts["the tempered sweep's (n_wk + beta)^power [V, K] and (n + V beta)^-power "
               "[N + 1] (float64)"] = 8 * v * k + 8 * (n + 1)

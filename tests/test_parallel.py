@@ -14,7 +14,7 @@
   threads; a document stream keyed by the thread instead of the document changes them.
 * The host steps' [V, K] arrays, kept from step to step (``kernels.host.Scratch``), are never
   lent to two calls at once, and a host that keeps them draws, step after step, what new
-  arrays draw (this sampler's, and the exact and light samplers' counts).
+  arrays draw (this sampler's Gamma draws, and the exact and light samplers' counts).
 """
 
 from __future__ import annotations
@@ -43,21 +43,18 @@ W_OFF, W_TOK = word_token_index(given_eta.WORDS, given_eta.VOCAB)
 
 # the step's parts compiled without threads: the same draws (every random number is a
 # document's or a block of words'), without starting threads 200,000 times
-COUNT_WORDS = numba.njit(par._count_words.py_func)
 DRAW_TOPICS = numba.njit(par._draw_topics.py_func)
 
 
 def _runner(draw_topics, sweep):
     @numba.njit
     def run(z, num_topics, eta, psi, rho, seed, max_exponent, num_burnin, num_samples, counts):
-        n_wk = np.empty((given_eta.VOCAB, num_topics), np.int32)
         g = np.empty((given_eta.VOCAB, num_topics))
         inv_s = np.empty(num_topics)
         n_dk = np.empty((given_eta.OFFSETS.shape[0] - 1, num_topics), np.int32)
         log_space = 0
         for s in range(num_burnin + num_samples):
-            COUNT_WORDS(z, W_OFF, W_TOK, n_wk)
-            draw_topics(n_wk, given_eta.BETA, np.uint64(seed + s), g, inv_s)
+            draw_topics(z, W_OFF, W_TOK, given_eta.BETA, np.uint64(seed + s), g, inv_s)
             log_space += sweep(z, n_dk, given_eta.WORDS, given_eta.OFFSETS, g, inv_s, eta, psi,
                                rho, given_eta.ALPHA, np.uint64(seed + s), max_exponent,
                                _TABLE_ENTRIES)
@@ -104,7 +101,7 @@ def test_step_matches_enumeration_plain_lda():
 @pytest.mark.slow
 def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
     """Phi_k ~ Dir(n_.k + 1) instead of Dir(n_.k + beta): the chain misses the target."""
-    wrong_block = mutant(par._draw_word_block, [("n_wk[w, k] + beta,", "n_wk[w, k] + 1.0,")])
+    wrong_block = mutant(par._draw_word_block, [("counts[k] + beta,", "counts[k] + 1.0,")])
     wrong = mutant(par._draw_topics, [], {"_draw_word_block": wrong_block})
     run = _runner(wrong, numba.njit(par._sweep_documents.py_func))
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), _frequencies(3, 2, "tables", run))
@@ -129,10 +126,16 @@ def _topics_one_variate_at_a_time(n_wk, beta, seed):
 
 
 def _topics(draw_topics, beta):
+    """(g, inv_s) of ``draw_topics`` for assignments whose counts n_wk [150, 7] are a fifth
+    nonzero (1 to 29), the words' tokens shuffled, and the one-variate-at-a-time reference."""
     rng = np.random.default_rng(0)
     n_wk = ((rng.random((150, 7)) < 0.2) * rng.integers(1, 30, (150, 7))).astype(np.int32)
+    w, k = np.nonzero(n_wk)
+    order = rng.permutation(int(n_wk.sum()))
+    words = np.repeat(w, n_wk[w, k]).astype(np.int32)[order]
+    z = np.repeat(k, n_wk[w, k]).astype(np.int32)[order]
     g, inv_s = np.empty((150, 7)), np.empty(7)
-    draw_topics(n_wk, beta, np.uint64(5), g, inv_s)
+    draw_topics(z, *word_token_index(words, 150), beta, np.uint64(5), g, inv_s)
     return g, inv_s, _topics_one_variate_at_a_time(n_wk, beta, np.uint64(5))
 
 
@@ -278,7 +281,7 @@ def test_the_host_steps_arrays_are_kept_but_never_shared_by_two_calls_at_once():
 @pytest.mark.parametrize("sampler", ["exact", "light", "parallel"])
 def test_a_host_step_with_kept_arrays_draws_what_a_fresh_one_draws(sampler):
     """Step after step with the arrays one host keeps (the exact and light samplers' n_wk,
-    all zeros between steps; the parallel sampler's n_wk and Gamma draws) gives the z, n_dk and
+    all zeros between steps; the parallel sampler's Gamma draws) gives the z, n_dk and
     log p(W | Z) of a new host each step (whose arrays are new): counts left in a kept array
     would be counted again at the next step."""
     rng = np.random.default_rng(3)
