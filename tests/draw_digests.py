@@ -38,6 +38,13 @@ sweep's, and re-recorded on 2026-11-29 when the small-shape gamma variates of it
 their acceptance uniform from the part's choice: a change meant to change the draws (every
 other case unchanged).
 
+The 6 ``PARALLEL_CASES`` were re-recorded on 2026-11-30 when the Phi draw began to draw the
+entries of a word absent from a topic a row at a time (``kernels.random.small_try_begin``, a
+vectorized exp, ``small_try_end``): each entry's first try takes its two random numbers in
+one pass over the row, and what a try still needs comes after the row's, so the entries take
+other numbers from the same stream (a change meant to change the draws; the 60 other cases
+unchanged).
+
 On 2026-11-29 the 12 parametric cases whose digests cover the ``log_joint`` monitor were
 re-recorded when its p(Z | alpha) term began to take lgamma(n + alpha) - lgamma(alpha) from a
 table (``kernels.topics.log_rising_factorial``) instead of XLA's float32 gammaln: the same
@@ -133,6 +140,7 @@ DISPERSED_CASES = {
 }
 # the parallel sampler (numba engine), recorded before its per-token table upkeep became the
 # collapsed sweep's (``kernels.topics._after_draw``); re-recorded with the ziggurat's Phi draw
+# and again with the Phi draw's rows of small-shape variates
 PARALLEL_CASES = {
     "gslda/parallel": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "parallel"),
     "medlda-multitask/parallel": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,

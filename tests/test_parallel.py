@@ -4,7 +4,7 @@
   (``given_eta``: Phi integrates out, so it is the collapsed sweep's target), in the table and
   the log-space forms and without a response; a Phi drawn with the wrong Dirichlet parameter
   misses it. Phi's draw at the small shapes of real data (beta = 0.01: the enumeration
-  problems' beta is 0.5 or 1) is each entry's floored gamma variate, bit for bit.
+  problems' beta is 0.5 or 1) gives each entry its floored gamma law, independently.
 * The whole kernel (eta, Z, the augmentation) samples the exact posterior of Z for every
   response (``test_enumeration.PROBLEMS``: logistic, hinge, epsilon-insensitive, Gaussian with
   s2 fixed and drawn, multi-label, multi-task), and Geweke's test passes for logistic c = 1 and
@@ -29,9 +29,11 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
+from scipy import stats
 
 import given_eta
 from mutants import mutant
+from test_random import floored_pit
 from topiczoo.kernels import parallel as par
 from topiczoo.kernels import random as rnd
 from topiczoo.kernels.assignments import host_assignments_step, word_token_index
@@ -108,52 +110,47 @@ def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
     assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
 
 
-@numba.njit
-def _topics_one_variate_at_a_time(n_wk, beta, seed):
-    """Phi's Gamma draws as ``_draw_topics`` takes them (block b of words from stream 2 b),
-    each entry by ``log_gamma_draw`` (its envelope computed from its own shape), floored."""
-    vocab_size, num_topics = n_wk.shape
-    g = np.empty((vocab_size, num_topics))
-    rng = np.empty(4, np.uint64)
-    for b in range((vocab_size + par.WORD_BLOCK - 1) // par.WORD_BLOCK):
-        rnd.seed_stream(seed, 2 * b, rng)
-        state = rnd.state_of(rng)
-        for w in range(b * par.WORD_BLOCK, min(vocab_size, (b + 1) * par.WORD_BLOCK)):
-            for k in range(num_topics):
-                log_g, state = rnd.log_gamma_draw(state, n_wk[w, k] + beta)
-                g[w, k] = math.exp(max(log_g, rnd.LOG_TINY))
-    return g
-
-
 def _topics(draw_topics, beta):
-    """(g, inv_s) of ``draw_topics`` for assignments whose counts n_wk [150, 7] are a fifth
-    nonzero (1 to 29), the words' tokens shuffled, and the one-variate-at-a-time reference."""
+    """(g, inv_s, n_wk) of ``draw_topics`` for assignments whose counts n_wk [2000, 50] are a
+    fifth nonzero (1 to 29), the words' tokens shuffled."""
+    vocab_size, num_topics = 2000, 50
     rng = np.random.default_rng(0)
-    n_wk = ((rng.random((150, 7)) < 0.2) * rng.integers(1, 30, (150, 7))).astype(np.int32)
+    n_wk = ((rng.random((vocab_size, num_topics)) < 0.2)
+            * rng.integers(1, 30, (vocab_size, num_topics))).astype(np.int32)
     w, k = np.nonzero(n_wk)
     order = rng.permutation(int(n_wk.sum()))
     words = np.repeat(w, n_wk[w, k]).astype(np.int32)[order]
     z = np.repeat(k, n_wk[w, k]).astype(np.int32)[order]
-    g, inv_s = np.empty((150, 7)), np.empty(7)
-    draw_topics(z, *word_token_index(words, 150), beta, np.uint64(5), g, inv_s)
-    return g, inv_s, _topics_one_variate_at_a_time(n_wk, beta, np.uint64(5))
+    g, inv_s = np.empty((vocab_size, num_topics)), np.empty(num_topics)
+    draw_topics(z, *word_token_index(words, vocab_size), beta, np.uint64(5), g, inv_s)
+    return g, inv_s, n_wk
 
 
 @pytest.mark.parametrize("beta", [0.001, 0.01, rnd.SMALL_SHAPE, 0.5])
-def test_topics_draw_is_each_entrys_floored_gamma_variate(beta):
-    """The draw computes the small-shape sampler's envelope once, for beta (the shape of every
-    word absent from a topic): it must give each entry the variate of its own shape, whose
-    distribution test_random tests at 0.001 and 0.01."""
-    g, inv_s, reference = _topics(DRAW_TOPICS, beta)
-    np.testing.assert_array_equal(g, reference)
-    np.testing.assert_allclose(inv_s, 1.0 / reference.sum(axis=0), rtol=1e-12)
+def test_topics_draw_gives_each_entry_its_floored_gamma_law(beta):
+    """Phi's draw: every entry of g is a floored Gamma(n_wk + beta) variate (its probability
+    integral transform, ``test_random.floored_pit``, uniform: Kolmogorov-Smirnov), the 80,000
+    words absent from a topic (below SMALL_SHAPE a row of them at once,
+    ``kernels.random.small_try_begin``) and the 20,000 present apart; neighbouring entries of
+    a row independent (the correlation of their transforms within 4 standard errors of 0);
+    inv_s the inverse column sums. test_random tests the variates themselves at the
+    extremes."""
+    g, inv_s, n_wk = _topics(DRAW_TOPICS, beta)
+    pit = floored_pit(g.ravel(), (n_wk + beta).ravel()).reshape(g.shape)
+    for entries in (n_wk == 0, n_wk > 0):
+        p = stats.kstest(pit[entries], "uniform").pvalue
+        assert p > 1e-3, f"KS p {p:.3g}"
+    correlation = np.corrcoef(pit[:, :-1].ravel(), pit[:, 1:].ravel())[0, 1]
+    assert abs(correlation) < 4 / math.sqrt(pit[:, 1:].size), correlation
+    np.testing.assert_allclose(inv_s, 1.0 / g.sum(axis=0), rtol=1e-12)
 
 
 def test_topics_draw_test_sees_an_envelope_of_another_shape():
     wrong = mutant(par._draw_topics, [("small_shape_envelope(beta)",
                                        "small_shape_envelope(2.0 * beta)")])
-    g, _, reference = _topics(wrong, 0.01)
-    assert not np.array_equal(g, reference)
+    g, _, n_wk = _topics(wrong, 0.01)
+    p = stats.kstest(floored_pit(g[n_wk == 0], 0.01), "uniform").pvalue
+    assert p < 1e-8, f"KS p {p:.3g}"
 
 
 # ---------------------------------------------------------------------------------------------
