@@ -71,6 +71,12 @@ def _count_word(w, z, word_offsets, word_tokens, counts):
 
 
 @numba.njit(cache=True, nogil=True)
+def _gamma_entry(state, a, absent):
+    """gamma_floored_draw, not inlined (the row's loop stays small)."""
+    return gamma_floored_draw(state, a, absent)
+
+
+@numba.njit(cache=True, nogil=True)
 def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, partial):
     """Block b of words of :func:`_draw_topics`: g[w, k] for its words, from stream 2 b, and
     partial[b, k] = their sum (outside the parallel function: numba's parallel
@@ -107,7 +113,7 @@ def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, par
                 gv, state = small_try_end(u0[k], bits[k], y[k], common[k], candidate[k],
                                           state, absent)
             else:
-                gv, state = gamma_floored_draw(state, counts[k] + beta, absent)
+                gv, state = _gamma_entry(state, counts[k] + beta, absent)
             g[w, k] = gv
             partial[b, k] += gv
             counts[k] = 0

@@ -254,8 +254,8 @@ def normal_draw(state):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_gamma_large(state, a):
-    """(log G, the new state), G ~ Gamma(a, 1) for a >= 1 (Marsaglia and Tsang)."""
+def _marsaglia_tsang(state, a):
+    """(d, v, the new state): G = d v ~ Gamma(a, 1) for a >= 1 (Marsaglia and Tsang)."""
     d = a - 1.0 / 3.0
     c = 1.0 / math.sqrt(9.0 * d)
     while True:
@@ -267,7 +267,14 @@ def _log_gamma_large(state, a):
         u, state = open_uniform_draw(state)
         x2 = x * x
         if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
-            return math.log(d) + math.log(v), state
+            return d, v, state
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_gamma_large(state, a):
+    """(log G, the new state), G ~ Gamma(a, 1) for a >= 1 (:func:`_marsaglia_tsang`)."""
+    d, v, state = _marsaglia_tsang(state, a)
+    return math.log(d) + math.log(v), state
 
 
 #: exp(y) is 0.0 in double precision for every y below this (the smallest subnormal double is
@@ -377,12 +384,16 @@ def _floored(log_g, g):
 def gamma_floored_draw(state, a, envelope):
     """(max(G, TINY), the new state), G ~ Gamma(a, 1): exp(max(log G, LOG_TINY)) of
     :func:`log_gamma_draw`'s draw from the same state, without a second exp below
-    :data:`SMALL_SHAPE` (the Dirichlet draws of words absent from a topic). ``envelope``:
+    :data:`SMALL_SHAPE` (the Dirichlet draws of words absent from a topic) and from 1 (d v of
+    Marsaglia and Tsang's draw, equal to the exp of its log up to rounding). ``envelope``:
     :func:`small_shape_envelope` of a, computed once by the caller; read only where a <=
     SMALL_SHAPE."""
     if a <= SMALL_SHAPE:
         log_g, g, state = _log_gamma_small(state, a, envelope)
         return _floored(log_g, g), state
+    if a >= 1.0:  # d v itself, not the exp of its log (two logs and an exp fewer)
+        d, v, state = _marsaglia_tsang(state, a)
+        return max(d * v, TINY), state
     log_g, state = log_gamma_draw(state, a)
     return math.exp(max(log_g, LOG_TINY)), state
 
@@ -462,6 +473,13 @@ def small_try_end(u0, bits, y, common, candidate, state, envelope):
     one try, so the row's variates are independent, each with its exact law."""
     if common and u0 / envelope[2] <= 1.0 - candidate:
         return (candidate if y > LOG_TINY else TINY), state
+    return _small_try_finish(u0, bits, state, envelope)
+
+
+@numba.njit(cache=True, nogil=True)
+def _small_try_finish(u0, bits, state, envelope):
+    """:func:`small_try_end` where the common case does not settle the try (not inlined: the
+    row's loop stays small)."""
     accepted, log_g, g, state = _small_try(u0, bits, state, envelope)
     if not accepted:
         log_g, g, state = _log_gamma_small(state, 0.0, envelope)
