@@ -54,6 +54,10 @@ from topiczoo.kernels.topics import (TABLE_ARGUMENTS, _after_draw, _begin_docume
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
 #: partial sum each: the unit of work the threads share).
 WORD_BLOCK = 64
+#: Phi's draw takes a word's row at once (``_draw_word_block``) where the word has fewer than
+#: K / this tokens (at most that many topics present: the row's first draws of the others go
+#: unused)
+ROW_TOKENS_PER_TOPIC = 2
 #: Documents per piece of work of the sweep (its tables are allocated once per piece).
 DOC_CHUNK = 16
 
@@ -83,16 +87,18 @@ def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, par
     transformations must not see the generator's state tuple, which stays in registers
     through the loop, ``kernels.random``).
 
-    At beta <= SMALL_SHAPE a word's row is drawn in three passes: the first draws of every
-    entry's small-shape try (``kernels.random.small_try_begin``: two outputs each), the row's
-    candidate G = exp(-z / beta) at once (``exp_row``, vectorized), then each entry in turn:
-    a word absent from the topic ends its try (``small_try_end``: the squeeze decides about
-    96.5% of them at beta = 0.01; the others draw what they still need), a word present in it
-    draws its Gamma(n_wk + beta) variate (its first draws go unused). Every random number
-    serves one entry, so the entries are independent, each with its exact law."""
+    At beta <= SMALL_SHAPE a word of fewer than K / :data:`ROW_TOKENS_PER_TOPIC` tokens (most
+    of its row's entries are topics it is absent from) has its row drawn in three passes: the
+    first draws of every entry's small-shape try (``kernels.random.small_try_begin``: two
+    outputs each), the row's candidate G = exp(-z / beta) at once (``exp_row``, vectorized),
+    then each entry in turn: a topic the word is absent from ends its try (``small_try_end``:
+    the squeeze decides about 96.5% of them at beta = 0.01; the others draw what they still
+    need), a topic it is present in draws its Gamma(n_wk + beta) variate (its first draws go
+    unused). Other words draw entry by entry. Which way a word goes depends on the data
+    alone, and every random number serves one entry, so the entries are independent, each
+    with its exact law."""
     vocab_size, num_topics = g.shape
     counts = np.zeros(num_topics, np.int32)
-    by_rows = beta <= SMALL_SHAPE
     u0 = np.empty(num_topics)
     bits = np.empty(num_topics, np.uint64)
     y = np.empty(num_topics)
@@ -104,6 +110,8 @@ def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, par
     state = state_of(rng)
     for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
         _count_word(w, z, word_offsets, word_tokens, counts)
+        by_rows = beta <= SMALL_SHAPE and (word_offsets[w + 1] - word_offsets[w]
+                                           < num_topics // ROW_TOKENS_PER_TOPIC)
         if by_rows:
             for k in range(num_topics):
                 u0[k], bits[k], y[k], common[k], state = small_try_begin(state, absent)

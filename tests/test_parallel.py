@@ -112,11 +112,16 @@ def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
 
 def _topics(draw_topics, beta):
     """(g, inv_s, n_wk) of ``draw_topics`` for assignments whose counts n_wk [2000, 50] are a
-    fifth nonzero (1 to 29), the words' tokens shuffled."""
+    fifth nonzero, 1 to 29 in the first 1,000 words (drawn entry by entry: at least K / 2
+    tokens, ``parallel.ROW_TOKENS_PER_TOPIC``) and 1 in the others (a row at a time), the
+    words' tokens shuffled."""
     vocab_size, num_topics = 2000, 50
     rng = np.random.default_rng(0)
+    largest = np.where(np.arange(vocab_size) < vocab_size // 2, 30, 2)[:, None]
     n_wk = ((rng.random((vocab_size, num_topics)) < 0.2)
-            * rng.integers(1, 30, (vocab_size, num_topics))).astype(np.int32)
+            * rng.integers(1, largest, (vocab_size, num_topics))).astype(np.int32)
+    row_words = n_wk.sum(axis=1) < num_topics // par.ROW_TOKENS_PER_TOPIC
+    assert not row_words[:vocab_size // 2].any() and row_words[vocab_size // 2:].all()
     w, k = np.nonzero(n_wk)
     order = rng.permutation(int(n_wk.sum()))
     words = np.repeat(w, n_wk[w, k]).astype(np.int32)[order]
@@ -129,17 +134,19 @@ def _topics(draw_topics, beta):
 @pytest.mark.parametrize("beta", [0.001, 0.01, rnd.SMALL_SHAPE, 0.5])
 def test_topics_draw_gives_each_entry_its_floored_gamma_law(beta):
     """Phi's draw: every entry of g is a floored Gamma(n_wk + beta) variate (its probability
-    integral transform, ``test_random.floored_pit``, uniform: Kolmogorov-Smirnov), the 80,000
-    words absent from a topic (below SMALL_SHAPE a row of them at once,
-    ``kernels.random.small_try_begin``) and the 20,000 present apart; neighbouring entries of
-    a row independent (the correlation of their transforms within 4 standard errors of 0);
-    inv_s the inverse column sums. test_random tests the variates themselves at the
-    extremes."""
+    integral transform, ``test_random.floored_pit``, uniform: Kolmogorov-Smirnov), in the words
+    drawn entry by entry and in those drawn a row at a time (below SMALL_SHAPE,
+    ``kernels.random.small_try_begin``), the words absent from a topic and those present
+    apart (40,000, 10,000 each); neighbouring entries of a row independent (the correlation of
+    their transforms within 4 standard errors of 0); inv_s the inverse column sums.
+    test_random tests the variates themselves at the extremes."""
     g, inv_s, n_wk = _topics(DRAW_TOPICS, beta)
     pit = floored_pit(g.ravel(), (n_wk + beta).ravel()).reshape(g.shape)
-    for entries in (n_wk == 0, n_wk > 0):
-        p = stats.kstest(pit[entries], "uniform").pvalue
-        assert p > 1e-3, f"KS p {p:.3g}"
+    half = g.shape[0] // 2
+    for words in (slice(0, half), slice(half, None)):
+        for entries in (n_wk[words] == 0, n_wk[words] > 0):
+            p = stats.kstest(pit[words][entries], "uniform").pvalue
+            assert p > 1e-3, f"KS p {p:.3g}"
     correlation = np.corrcoef(pit[:, :-1].ravel(), pit[:, 1:].ravel())[0, 1]
     assert abs(correlation) < 4 / math.sqrt(pit[:, 1:].size), correlation
     np.testing.assert_allclose(inv_s, 1.0 / g.sum(axis=0), rtol=1e-12)
