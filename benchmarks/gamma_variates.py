@@ -8,11 +8,15 @@ script times, in one process on one thread, ``--draws`` variates of each kind:
 * ours: ``gamma_floored_draw`` (what the Phi draw calls: the small-shape sampler below shape
   0.3, Marsaglia and Tsang above; floored at the smallest normal double) and
   ``exponential_draw`` (the ziggurat), in a numba loop that writes each variate to an array,
-  the generator's state a tuple (as in the Phi draw);
+  the generator's state a tuple (as in the Phi draw); and, at the shapes up to 0.3, the
+  variates a row of 400 at a time (``small_try_begin``, ``exp_row``, ``small_try_end``: as
+  the Phi draw draws the row of a word of fewer than K / 2 tokens);
 * the peer: numpy's ``Generator.standard_gamma(shape, out=...)`` and
   ``standard_exponential(out=...)`` (PCG64, C loops), into the same array.
 
-Printed: nanoseconds per variate (median of ``--repeats``) and ours / numpy.
+Printed: nanoseconds per variate (median of ``--repeats``) and ours / numpy. numba's cache
+does not see a change of a function another module's cached function inlined: after a change
+of ``kernels.random``, delete ``benchmarks/__pycache__/gamma_variates.*.nb*`` first.
 
 Usage::
 
@@ -36,6 +40,8 @@ import numpy as np  # noqa: E402
 
 from topiczoo.kernels import random as rnd  # noqa: E402
 
+#: The row of the rows' variates (the Phi draw's: K at K = 400)
+ROW = 400
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "gamma_variates.txt")
 
@@ -59,6 +65,26 @@ def _ours_exponential(out, seed):
         out[i], state = rnd.exponential_draw(state)
 
 
+@numba.njit(cache=True)
+def _ours_gamma_rows(shape, out, seed):
+    """Gamma(shape) variates (shape <= SMALL_SHAPE) a row of ROW at a time, as the Phi draw
+    draws a word's row (``small_try_begin``, ``exp_row``, ``small_try_end``)."""
+    s = np.empty(4, np.uint64)
+    rnd.seed_stream(np.uint64(seed), 0, s)
+    state = rnd.state_of(s)
+    envelope = rnd.small_shape_envelope(shape)
+    u0, bits, y = np.empty(ROW), np.empty(ROW, np.uint64), np.empty(ROW)
+    common = np.zeros(ROW, np.bool_)
+    scratch, candidate = np.empty(ROW), np.empty(ROW)
+    for start in range(0, out.shape[0] - ROW + 1, ROW):
+        for k in range(ROW):
+            u0[k], bits[k], y[k], common[k], state = rnd.small_try_begin(state, envelope)
+        rnd.exp_row(y, scratch, candidate)
+        for k in range(ROW):
+            out[start + k], state = rnd.small_try_end(u0[k], bits[k], y[k], common[k],
+                                                      candidate[k], state, envelope)
+
+
 def _ns_per_variate(fill, out, repeats):
     fill(out)  # compilation
     times = []
@@ -80,17 +106,20 @@ def main(argv=None):
     generator = np.random.default_rng(0)
     lines = run_header(__file__, argv) + [
         f"# {args.draws:,} variates a run, medians of {args.repeats} runs, one thread",
-        f"{'variate':<22} {'ours ns':>8} {'numpy ns':>9} {'ours/numpy':>11}"]
+        f"{'variate':<24} {'ours ns':>8} {'numpy ns':>9} {'ours/numpy':>11}"]
     print("\n".join(lines), flush=True)
     rows = [("exponential", lambda o: _ours_exponential(o, 1),
              lambda o: generator.standard_exponential(out=o))]
     rows += [(f"gamma shape {shape:g}", lambda o, a=shape: _ours_gamma(a, o, 1),
               lambda o, a=shape: generator.standard_gamma(a, out=o))
              for shape in args.shapes]
+    rows += [(f"gamma shape {shape:g}, rows", lambda o, a=shape: _ours_gamma_rows(a, o, 1),
+              lambda o, a=shape: generator.standard_gamma(a, out=o))
+             for shape in args.shapes if shape <= rnd.SMALL_SHAPE]
     for name, ours, peer in rows:
         t_ours = _ns_per_variate(ours, out, args.repeats)
         t_peer = _ns_per_variate(peer, out, args.repeats)
-        line = f"{name:<22} {t_ours:>8.1f} {t_peer:>9.1f} {t_ours / t_peer:>11.2f}"
+        line = f"{name:<24} {t_ours:>8.1f} {t_peer:>9.1f} {t_ours / t_peer:>11.2f}"
         print(line, flush=True)
         lines.append(line)
     write_lines(args.out, lines)
