@@ -210,10 +210,14 @@ if sys.argv[1] == "thread-streams":  # planted: a document's stream keyed by its
     par._sweep_documents = mutant(par._sweep_documents, [], {"_sweep_chunk": chunk},
                                   parallel=True)
 rng = np.random.default_rng(0)
-docs = [rng.integers(0, 30, size=rng.integers(20, 60)) for _ in range(120)]
+# 30 frequent words and 300 rare ones (fewer than K / 2 = 3 tokens each: Phi's draw takes their
+# rows at once, ``parallel.ROW_TOKENS_PER_TOPIC``)
+docs = [np.concatenate([rng.integers(0, 30, size=rng.integers(20, 60)),
+                        rng.integers(30, 330, size=rng.integers(1, 4))]) for _ in range(120)]
 corpus = Corpus(np.concatenate(docs).astype(np.int32),
                 np.concatenate([[0], np.cumsum([len(d) for d in docs])]),
-                tuple(f"w{i}" for i in range(30)), labels=np.arange(120) % 3)
+                tuple(f"w{i}" for i in range(330)), labels=np.arange(120) % 3)
+assert (np.bincount(corpus.words, minlength=330)[30:] < 3).mean() > 0.9
 
 
 def digest(result):
@@ -249,8 +253,9 @@ def _same_draws(tmp_path, plant: str = "none") -> dict:
 @pytest.mark.slow
 def test_draws_do_not_depend_on_the_threads(tmp_path):
     """1, 2 and 4 threads (a process with four numba threads): the same draws and snapshots,
-    bit for bit, for the parallel sampler (documents on threads) and for the exact and light
-    samplers (chains on threads)."""
+    bit for bit, for the parallel sampler (documents on threads, and Phi's blocks of words:
+    rare words' rows drawn at once, frequent words' entry by entry) and for the exact and
+    light samplers (chains on threads)."""
     got = _same_draws(tmp_path)
     for sampler in ("parallel", "exact", "light"):
         assert got[f"{sampler}/1"] == got[f"{sampler}/2"] == got[f"{sampler}/4"], got
