@@ -79,30 +79,53 @@ def _fill_counts(z, words, doc_offsets, n_dk, n_wk, n_k):
 _LGAMMA_TABLE = 1024  # counts below this get their log-gamma terms from a table
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _topic_terms(n_k, v_beta):
+    """sum_k log Gamma(V beta) - log Gamma(n_k + V beta): log p(W | Z)'s terms of the topics'
+    totals n_k [K]."""
+    total = 0.0
+    for k in range(n_k.shape[0]):
+        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lgamma_table(beta):
+    """table[c] = log Gamma(c + beta) - log Gamma(beta) for c < _LGAMMA_TABLE: most counts are
+    small, and their terms from a table are the same values, 40 ns a call saved."""
+    lgamma_beta = math.lgamma(beta)
+    table = np.empty(_LGAMMA_TABLE)
+    for count in range(_LGAMMA_TABLE):
+        table[count] = math.lgamma(count + beta) - lgamma_beta
+    return table
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _consume_word(total, w, z, word_offsets, word_tokens, counts, table, beta):
+    """total + word w's terms of log p(W | Z), log Gamma(n_wk + beta) - log Gamma(beta) for each
+    k with n_wk > 0 (counts [K]: its n_w., reached through its tokens in their order, each taken
+    once and set to 0)."""
+    for p in range(word_offsets[w], word_offsets[w + 1]):
+        k = z[word_tokens[p]]
+        count = counts[k]
+        if count > 0:
+            if count < _LGAMMA_TABLE:
+                total += table[count]
+            else:
+                total += math.lgamma(count + beta) - math.lgamma(beta)
+            counts[k] = 0
+    return total
+
+
 @numba.njit(cache=True, nogil=True)
 def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
     """log p(W | Z) (``kernels.parallel_jax.collapsed_log_likelihood``, float64) from the counts of z
     in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
     by row), each counted once and then set to 0, so n_wk is all zeros on return."""
-    v_beta = n_wk.shape[0] * beta
-    lgamma_beta = math.lgamma(beta)
-    total = 0.0
-    for k in range(n_k.shape[0]):
-        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
-    # most counts are small: their terms from a table (the same values, 40 ns a call saved)
-    table = np.empty(_LGAMMA_TABLE)
-    for count in range(_LGAMMA_TABLE):
-        table[count] = math.lgamma(count + beta) - lgamma_beta
+    total = _topic_terms(n_k, n_wk.shape[0] * beta)
+    table = _lgamma_table(beta)
     for w in range(word_offsets.shape[0] - 1):
-        for p in range(word_offsets[w], word_offsets[w + 1]):
-            k = z[word_tokens[p]]
-            count = n_wk[w, k]
-            if count > 0:
-                if count < _LGAMMA_TABLE:
-                    total += table[count]
-                else:
-                    total += math.lgamma(count + beta) - lgamma_beta
-                n_wk[w, k] = 0
+        total = _consume_word(total, w, z, word_offsets, word_tokens, n_wk[w], table, beta)
     return total
 
 

@@ -35,14 +35,13 @@ kept from one step to the next (``kernels.host.Scratch``).
 
 from __future__ import annotations
 
-import math
 
 import numba
 import numpy as np
 
 from topiczoo.kernels import response_table as rt
-from topiczoo.kernels.assignments import (_LGAMMA_TABLE, assignments_callback, chains_host,
-                                          word_token_index)
+from topiczoo.kernels.assignments import (_consume_word, _lgamma_table, _topic_terms,
+                                          assignments_callback, chains_host, word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
 from topiczoo.kernels.random import (SMALL_SHAPE, exp_row, gamma_floored_draw, seed_stream,
@@ -150,21 +149,13 @@ def _draw_topics(z, word_offsets, word_tokens, beta, seed, g, inv_s):
 
 @numba.njit(cache=True, nogil=True)
 def _block_log_likelihood(z, word_offsets, word_tokens, num_topics, beta, table, b):
-    """Block b of words' terms of :func:`_log_likelihood`: sum over its words w and topics k
-    with n_wk > 0 of log Gamma(n_wk + beta) - log Gamma(beta), in the order of the words'
-    tokens (each count's term once: it is set to 0 when taken)."""
+    """Block b of words' terms of :func:`_log_likelihood` (``kernels.assignments._consume_word``
+    of each word, its counts made from z)."""
     counts = np.zeros(num_topics, np.int32)
-    lgamma_beta = math.lgamma(beta)
     acc = 0.0
     for w in range(b * WORD_BLOCK, min(word_offsets.shape[0] - 1, (b + 1) * WORD_BLOCK)):
         _count_word(w, z, word_offsets, word_tokens, counts)
-        for p in range(word_offsets[w], word_offsets[w + 1]):
-            k = z[word_tokens[p]]
-            count = counts[k]
-            if count > 0:
-                acc += table[count] if count < _LGAMMA_TABLE else (
-                    math.lgamma(count + beta) - lgamma_beta)
-                counts[k] = 0
+        acc = _consume_word(acc, w, z, word_offsets, word_tokens, counts, table, beta)
     return acc
 
 
@@ -176,18 +167,12 @@ def _log_likelihood(z, word_offsets, word_tokens, n_k, beta):
     block, the blocks' sums added in block order."""
     vocab_size = word_offsets.shape[0] - 1
     num_word_blocks = (vocab_size + WORD_BLOCK - 1) // WORD_BLOCK
-    v_beta = vocab_size * beta
-    lgamma_beta = math.lgamma(beta)
-    table = np.empty(_LGAMMA_TABLE)
-    for count in range(_LGAMMA_TABLE):
-        table[count] = math.lgamma(count + beta) - lgamma_beta
+    table = _lgamma_table(beta)
     partial = np.zeros(num_word_blocks)
     for b in numba.prange(num_word_blocks):
         partial[b] = _block_log_likelihood(z, word_offsets, word_tokens, n_k.shape[0], beta,
                                            table, b)
-    total = 0.0
-    for k in range(n_k.shape[0]):
-        total += math.lgamma(v_beta) - math.lgamma(n_k[k] + v_beta)
+    total = _topic_terms(n_k, vocab_size * beta)
     for b in range(num_word_blocks):
         total += partial[b]
     return total
