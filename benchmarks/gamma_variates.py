@@ -9,8 +9,8 @@ script times, in one process on one thread, ``--draws`` variates of each kind:
   0.3, Marsaglia and Tsang above; floored at the smallest normal double) and
   ``exponential_draw`` (the ziggurat), in a numba loop that writes each variate to an array,
   the generator's state a tuple (as in the Phi draw); and, at the shapes up to 0.3, the
-  variates a row of 400 at a time (``small_try_begin``, ``exp_row``, ``small_try_end``: as
-  the Phi draw draws the row of a word of fewer than K / 2 tokens);
+  variates a row of 400 at a time (``gamma_row``: as the Phi draw draws the row of a word of
+  fewer than K / 2 tokens);
 * the peer: numpy's ``Generator.standard_gamma(shape, out=...)`` and
   ``standard_exponential(out=...)`` (PCG64, C loops), into the same array.
 
@@ -68,21 +68,15 @@ def _ours_exponential(out, seed):
 @numba.njit(cache=True)
 def _ours_gamma_rows(shape, out, seed):
     """Gamma(shape) variates (shape <= SMALL_SHAPE) a row of ROW at a time, as the Phi draw
-    draws a word's row (``small_try_begin``, ``exp_row``, ``small_try_end``)."""
+    draws the row of a word absent from every topic (``gamma_row``)."""
     s = np.empty(4, np.uint64)
     rnd.seed_stream(np.uint64(seed), 0, s)
     state = rnd.state_of(s)
     envelope = rnd.small_shape_envelope(shape)
-    u0, bits, y = np.empty(ROW), np.empty(ROW, np.uint64), np.empty(ROW)
-    common = np.zeros(ROW, np.bool_)
-    scratch, candidate = np.empty(ROW), np.empty(ROW)
+    scratch = rnd.row_scratch(ROW)
+    counts = np.zeros(ROW, np.int32)
     for start in range(0, out.shape[0] - ROW + 1, ROW):
-        for k in range(ROW):
-            u0[k], bits[k], y[k], common[k], state = rnd.small_try_begin(state, envelope)
-        rnd.exp_row(y, scratch, candidate)
-        for k in range(ROW):
-            out[start + k], state = rnd.small_try_end(u0[k], bits[k], y[k], common[k],
-                                                      candidate[k], state, envelope)
+        state = rnd.gamma_row(state, shape, envelope, counts, scratch, out[start:start + ROW])
 
 
 def _ns_per_variate(fill, out, repeats):

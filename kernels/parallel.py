@@ -44,19 +44,14 @@ from topiczoo.kernels.assignments import (_consume_word, _lgamma_table, _topic_t
                                           assignments_callback, chains_host, word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.host import Scratch, document_loop, seed_words_from_key, threads_for
-from topiczoo.kernels.random import (SMALL_SHAPE, exp_row, gamma_floored_draw, seed_stream,
-                                     small_shape_envelope, small_try_begin, small_try_end,
-                                     state_of, uniform)
+from topiczoo.kernels.random import (SMALL_SHAPE, _gamma_entry, gamma_row, row_scratch,
+                                     seed_stream, small_shape_envelope, state_of, uniform)
 from topiczoo.kernels.topics import (TABLE_ARGUMENTS, _after_draw, _begin_document,
                                       _token_leaves, table_capacity)
 
 #: Words per block of the Phi draw and of the passes over the words (one random stream, one
 #: partial sum each: the unit of work the threads share).
 WORD_BLOCK = 64
-#: Phi's draw takes a word's row at once (``_draw_word_block``) where the word has fewer than
-#: K / this tokens (at most that many topics present: the row's first draws of the others go
-#: unused)
-ROW_TOKENS_PER_TOPIC = 2
 #: Documents per piece of work of the sweep (its tables are allocated once per piece).
 DOC_CHUNK = 16
 
@@ -74,55 +69,33 @@ def _count_word(w, z, word_offsets, word_tokens, counts):
 
 
 @numba.njit(cache=True, nogil=True)
-def _gamma_entry(state, a, absent):
-    """gamma_floored_draw, not inlined (the row's loop stays small)."""
-    return gamma_floored_draw(state, a, absent)
-
-
-@numba.njit(cache=True, nogil=True)
 def _draw_word_block(z, word_offsets, word_tokens, beta, seed, b, absent, g, partial):
     """Block b of words of :func:`_draw_topics`: g[w, k] for its words, from stream 2 b, and
     partial[b, k] = their sum (outside the parallel function: numba's parallel
     transformations must not see the generator's state tuple, which stays in registers
     through the loop, ``kernels.random``).
 
-    At beta <= SMALL_SHAPE a word of fewer than K / :data:`ROW_TOKENS_PER_TOPIC` tokens (most
-    of its row's entries are topics it is absent from) has its row drawn in three passes: the
-    first draws of every entry's small-shape try (``kernels.random.small_try_begin``: two
-    outputs each), the row's candidate G = exp(-z / beta) at once (``exp_row``, vectorized),
-    then each entry in turn: a topic the word is absent from ends its try (``small_try_end``:
-    the squeeze decides about 96.5% of them at beta = 0.01; the others draw what they still
-    need), a topic it is present in draws its Gamma(n_wk + beta) variate (its first draws go
-    unused). Other words draw entry by entry. Which way a word goes depends on the data
-    alone, and every random number serves one entry, so the entries are independent, each
-    with its exact law."""
+    At beta <= SMALL_SHAPE each word's row is drawn at once (``kernels.random.gamma_row``:
+    every entry's Gamma(beta) variate, the tries together in loops the compiler vectorizes
+    where it can, plus a Gamma(n_wk) variate where n_wk > 0); above it entry by entry. Every
+    random number serves one entry, so the entries are independent, each with its exact
+    law."""
     vocab_size, num_topics = g.shape
     counts = np.zeros(num_topics, np.int32)
-    u0 = np.empty(num_topics)
-    bits = np.empty(num_topics, np.uint64)
-    y = np.empty(num_topics)
-    common = np.zeros(num_topics, np.bool_)
-    scratch = np.empty(num_topics)
-    candidate = np.empty(num_topics)
+    scratch = row_scratch(num_topics)
     rng = np.empty(4, np.uint64)
     seed_stream(seed, 2 * b, rng)
     state = state_of(rng)
     for w in range(b * WORD_BLOCK, min(vocab_size, (b + 1) * WORD_BLOCK)):
         _count_word(w, z, word_offsets, word_tokens, counts)
-        by_rows = beta <= SMALL_SHAPE and (word_offsets[w + 1] - word_offsets[w]
-                                           < num_topics // ROW_TOKENS_PER_TOPIC)
-        if by_rows:
+        row = g[w]
+        if beta <= SMALL_SHAPE:
+            state = gamma_row(state, beta, absent, counts, scratch, row)
+        else:
             for k in range(num_topics):
-                u0[k], bits[k], y[k], common[k], state = small_try_begin(state, absent)
-            exp_row(y, scratch, candidate)
+                row[k], state = _gamma_entry(state, counts[k] + beta, absent)
         for k in range(num_topics):
-            if by_rows and counts[k] == 0:
-                gv, state = small_try_end(u0[k], bits[k], y[k], common[k], candidate[k],
-                                          state, absent)
-            else:
-                gv, state = _gamma_entry(state, counts[k] + beta, absent)
-            g[w, k] = gv
-            partial[b, k] += gv
+            partial[b, k] += row[k]
             counts[k] = 0
 
 

@@ -66,6 +66,8 @@ EXHAUSTIVE = {
     "tests/test_light.py::test_coordinatewise_eta_mutants_fail": "mutant",
     "tests/test_light_kernel.py::test_enumeration_detects_a_mutant": "mutant",
     "tests/test_parallel.py::test_enumeration_detects_topics_drawn_with_the_wrong_prior": "mutant",
+    "tests/test_parallel.py::test_enumeration_detects_rows_whose_counts_draw_one_exponential_short":
+        "mutant",
     "tests/test_parallel.py::test_the_thread_test_sees_streams_keyed_by_thread": "mutant",
     "tests/test_unigram_mixture.py::test_enumeration_detects_a_wrong_conditional": "mutant",
     "tests/test_tempering.py::test_a_swap_with_the_temperatures_exchanged": "mutant",

@@ -40,10 +40,16 @@ other case unchanged).
 
 The 6 ``PARALLEL_CASES`` were re-recorded on 2026-11-30 when the Phi draw began to draw the
 entries of a word absent from a topic a row at a time (``kernels.random.small_try_begin``, a
-vectorized exp, ``small_try_end``; for a word of fewer than K / 2 tokens): each entry's first
+vectorized exp, the tries ended; for a word of fewer than K / 2 tokens): each entry's first
 try takes its two random numbers in one pass over the row, and what a try still needs comes
 after the row's, so the entries take other numbers from the same stream (a change meant to
 change the draws; the 60 other cases unchanged).
+
+They were re-recorded again the same day when every row began to be drawn at once below shape
+0.3 and an entry of n_wk > 0 to be the row's Gamma(beta) variate plus a Gamma(n_wk) (the sum
+of n_wk exponential variates up to 8; ``kernels.random.gamma_row``) instead of a
+Gamma(n_wk + beta) drawn afresh: a change meant to change the draws (the 60 other cases
+unchanged, ``--check``).
 
 On 2026-11-29 the 12 parametric cases whose digests cover the ``log_joint`` monitor were
 re-recorded when its p(Z | alpha) term began to take lgamma(n + alpha) - lgamma(alpha) from a

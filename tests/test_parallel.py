@@ -50,13 +50,14 @@ DRAW_TOPICS = numba.njit(par._draw_topics.py_func)
 
 def _runner(draw_topics, sweep):
     @numba.njit
-    def run(z, num_topics, eta, psi, rho, seed, max_exponent, num_burnin, num_samples, counts):
+    def run(z, num_topics, eta, psi, rho, seed, max_exponent, num_burnin, num_samples, counts,
+            beta):
         g = np.empty((given_eta.VOCAB, num_topics))
         inv_s = np.empty(num_topics)
         n_dk = np.empty((given_eta.OFFSETS.shape[0] - 1, num_topics), np.int32)
         log_space = 0
         for s in range(num_burnin + num_samples):
-            draw_topics(z, W_OFF, W_TOK, given_eta.BETA, np.uint64(seed + s), g, inv_s)
+            draw_topics(z, W_OFF, W_TOK, beta, np.uint64(seed + s), g, inv_s)
             log_space += sweep(z, n_dk, given_eta.WORDS, given_eta.OFFSETS, g, inv_s, eta, psi,
                                rho, given_eta.ALPHA, np.uint64(seed + s), max_exponent,
                                _TABLE_ENTRIES)
@@ -72,12 +73,13 @@ FORMS = {"tables": np.inf, "log-space": -1.0}
 NUM_SAMPLES = 200_000
 
 
-def _frequencies(num_topics, num_tasks, form, run=RUN, seed=100, num_samples=NUM_SAMPLES):
+def _frequencies(num_topics, num_tasks, form, run=RUN, seed=100, num_samples=NUM_SAMPLES,
+                 beta=given_eta.BETA):
     z = given_eta.initial_state(num_topics, 5)[0]
     counts = np.zeros(num_topics ** len(given_eta.WORDS), np.int64)
     log_space = run(z, num_topics, given_eta.ETA[num_topics][:num_tasks].copy(),
                     given_eta.PSI[:num_tasks].copy(), given_eta.RHO[:num_tasks].copy(), seed,
-                    FORMS[form], given_eta.NUM_BURNIN, num_samples, counts)
+                    FORMS[form], given_eta.NUM_BURNIN, num_samples, counts, beta)
     tokens = (given_eta.NUM_BURNIN + num_samples) * len(given_eta.WORDS)
     assert log_space == (tokens if form == "log-space" and num_tasks else 0)
     return counts / num_samples
@@ -89,6 +91,40 @@ def test_step_matches_enumeration_given_eta(form):
     """K = 3, two tasks (measured TV 0.0095 in both forms; independent draws about 0.0094)."""
     tv = given_eta.tv_distance(given_eta.exact_z(3, 2), _frequencies(3, 2, form))
     assert tv < given_eta.TV_BOUND[3], f"TV {tv:.4f}"
+
+
+#: A beta below SMALL_SHAPE: Phi's draw takes every row at once (``kernels.random.gamma_row``)
+SMALL_BETA = 0.1
+
+
+def _exact_small_beta():
+    return given_eta.exact_topic_posterior(3, given_eta.ETA[3][:2], given_eta.PSI[:2],
+                                           given_eta.RHO[:2], beta=SMALL_BETA)
+
+
+@pytest.mark.slow
+def test_step_matches_enumeration_with_rows_of_topics():
+    """K = 3, two tasks, beta = 0.1: Phi's rows drawn at once (every entry's Gamma(beta) and,
+    where the word has tokens in the topic, a Gamma(n_wk) added)."""
+    assert SMALL_BETA <= rnd.SMALL_SHAPE
+    tv = given_eta.tv_distance(_exact_small_beta(), _frequencies(3, 2, "tables", beta=SMALL_BETA))
+    assert tv < given_eta.TV_BOUND[3], f"TV {tv:.4f}"
+
+
+@pytest.mark.slow
+def test_enumeration_detects_rows_whose_counts_draw_one_exponential_short():
+    """Planted: a row's Gamma(n_wk) one exponential variate short (Phi_k ~ Dir(n_.k - 1 +
+    beta) where the word has tokens in the topic): TV 0.27 against the bound 0.015. (The row's
+    Gamma(beta) left out where n_wk > 0 moves Z's law by TV 0.02 alone, too little for this
+    test's power; test_random's row tests fail it.)"""
+    one_short = mutant(rnd._gamma_of_count, [("for _ in range(n):", "for _ in range(n - 1):")])
+    row = mutant(rnd.gamma_row, [], {"_gamma_of_count": one_short})
+    block = mutant(par._draw_word_block, [], {"gamma_row": row})
+    run = _runner(mutant(par._draw_topics, [], {"_draw_word_block": block}),
+                  numba.njit(par._sweep_documents.py_func))
+    tv = given_eta.tv_distance(_exact_small_beta(),
+                               _frequencies(3, 2, "tables", run, beta=SMALL_BETA))
+    assert tv > 3 * given_eta.TV_BOUND[3], f"the mutant went unnoticed (TV {tv:.4f})"
 
 
 @pytest.mark.slow
@@ -112,16 +148,13 @@ def test_enumeration_detects_topics_drawn_with_the_wrong_prior():
 
 def _topics(draw_topics, beta):
     """(g, inv_s, n_wk) of ``draw_topics`` for assignments whose counts n_wk [2000, 50] are a
-    fifth nonzero, 1 to 29 in the first 1,000 words (drawn entry by entry: at least K / 2
-    tokens, ``parallel.ROW_TOKENS_PER_TOPIC``) and 1 in the others (a row at a time), the
-    words' tokens shuffled."""
+    fifth nonzero, 1 to 29 in the first 1,000 words and 1 in the others, the words' tokens
+    shuffled."""
     vocab_size, num_topics = 2000, 50
     rng = np.random.default_rng(0)
     largest = np.where(np.arange(vocab_size) < vocab_size // 2, 30, 2)[:, None]
     n_wk = ((rng.random((vocab_size, num_topics)) < 0.2)
             * rng.integers(1, largest, (vocab_size, num_topics))).astype(np.int32)
-    row_words = n_wk.sum(axis=1) < num_topics // par.ROW_TOKENS_PER_TOPIC
-    assert not row_words[:vocab_size // 2].any() and row_words[vocab_size // 2:].all()
     w, k = np.nonzero(n_wk)
     order = rng.permutation(int(n_wk.sum()))
     words = np.repeat(w, n_wk[w, k]).astype(np.int32)[order]
@@ -134,19 +167,19 @@ def _topics(draw_topics, beta):
 @pytest.mark.parametrize("beta", [0.001, 0.01, rnd.SMALL_SHAPE, 0.5])
 def test_topics_draw_gives_each_entry_its_floored_gamma_law(beta):
     """Phi's draw: every entry of g is a floored Gamma(n_wk + beta) variate (its probability
-    integral transform, ``test_random.floored_pit``, uniform: Kolmogorov-Smirnov), in the words
-    drawn entry by entry and in those drawn a row at a time (below SMALL_SHAPE,
-    ``kernels.random.small_try_begin``), the words absent from a topic and those present
-    apart (40,000, 10,000 each); neighbouring entries of a row independent (the correlation of
-    their transforms within 4 standard errors of 0); inv_s the inverse column sums.
-    test_random tests the variates themselves at the extremes."""
+    integral transform, ``test_random.floored_pit``, uniform: Kolmogorov-Smirnov), the entries
+    of n_wk = 0, of 1 <= n_wk <= EXPONENTIAL_SUM_MAX and of greater n_wk apart (below
+    SMALL_SHAPE a row at a time, ``kernels.random.gamma_row``: a Gamma(beta) variate plus, where
+    n_wk > 0, a Gamma(n_wk); above it entry by entry); neighbouring entries of a row
+    independent (the correlation of their transforms within 4 standard errors of 0); inv_s the
+    inverse column sums. test_random tests the variates themselves at the extremes."""
     g, inv_s, n_wk = _topics(DRAW_TOPICS, beta)
     pit = floored_pit(g.ravel(), (n_wk + beta).ravel()).reshape(g.shape)
-    half = g.shape[0] // 2
-    for words in (slice(0, half), slice(half, None)):
-        for entries in (n_wk[words] == 0, n_wk[words] > 0):
-            p = stats.kstest(pit[words][entries], "uniform").pvalue
-            assert p > 1e-3, f"KS p {p:.3g}"
+    for entries in (n_wk == 0, (n_wk > 0) & (n_wk <= rnd.EXPONENTIAL_SUM_MAX),
+                    n_wk > rnd.EXPONENTIAL_SUM_MAX):
+        assert entries.sum() > 2000
+        p = stats.kstest(pit[entries], "uniform").pvalue
+        assert p > 1e-3, f"KS p {p:.3g}"
     correlation = np.corrcoef(pit[:, :-1].ravel(), pit[:, 1:].ravel())[0, 1]
     assert abs(correlation) < 4 / math.sqrt(pit[:, 1:].size), correlation
     np.testing.assert_allclose(inv_s, 1.0 / g.sum(axis=0), rtol=1e-12)
@@ -210,8 +243,8 @@ if sys.argv[1] == "thread-streams":  # planted: a document's stream keyed by its
     par._sweep_documents = mutant(par._sweep_documents, [], {"_sweep_chunk": chunk},
                                   parallel=True)
 rng = np.random.default_rng(0)
-# 30 frequent words and 300 rare ones (fewer than K / 2 = 3 tokens each: Phi's draw takes their
-# rows at once, ``parallel.ROW_TOKENS_PER_TOPIC``)
+# 30 frequent words and 300 rare ones (fewer than 3 tokens each): Phi's draw adds Gamma(n_wk)
+# variates to many entries of the first rows and to few of the others
 docs = [np.concatenate([rng.integers(0, 30, size=rng.integers(20, 60)),
                         rng.integers(30, 330, size=rng.integers(1, 4))]) for _ in range(120)]
 corpus = Corpus(np.concatenate(docs).astype(np.int32),

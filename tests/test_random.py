@@ -196,33 +196,31 @@ def test_exp_row_is_exp_to_within_an_ulp():
         assert (ulps.max() <= 1.0) == within, ulps.max()
 
 
-def _row_sampler(try_end):
-    """A numba function (a, num_rows, row_length, seed) -> floored Gamma(a) variates drawn a
-    row at a time as the Phi draw draws a word's absent entries: every try begun
-    (``small_try_begin``), the row's exp (``exp_row``), each try ended by ``try_end``."""
+def _row_sampler(gamma_row):
+    """A numba function (a, counts, num_rows, seed) -> floored Gamma(counts[k] + a) variates
+    (counts int32 [row length]) drawn a row at a time by ``gamma_row``
+    (``kernels.random.gamma_row`` or a mutant), as the Phi draw draws a word's row."""
     @numba.njit
-    def rows(a, num_rows, row_length, seed):
+    def rows(a, counts, num_rows, seed):
+        row_length = counts.shape[0]
         envelope = rnd.small_shape_envelope(a)
         s = np.empty(4, np.uint64)
         rnd.seed_stream(np.uint64(seed), 0, s)
         state = rnd.state_of(s)
-        u0, bits, y = np.empty(row_length), np.empty(row_length, np.uint64), np.empty(row_length)
-        common = np.zeros(row_length, np.bool_)
-        scratch, candidate = np.empty(row_length), np.empty(row_length)
+        scratch = rnd.row_scratch(row_length)
         out = np.empty(num_rows * row_length)
         for row in range(num_rows):
-            for k in range(row_length):
-                u0[k], bits[k], y[k], common[k], state = rnd.small_try_begin(state, envelope)
-            rnd.exp_row(y, scratch, candidate)
-            for k in range(row_length):
-                out[row * row_length + k], state = try_end(u0[k], bits[k], y[k], common[k],
-                                                           candidate[k], state, envelope)
+            state = gamma_row(state, a, envelope, counts, scratch,
+                              out[row * row_length:(row + 1) * row_length])
         return out
 
     return rows
 
 
-ROWS = _row_sampler(rnd.small_try_end)
+ROWS = _row_sampler(rnd.gamma_row)
+#: A row's counts: a topic in ten present, 1 to 20 tokens (the sum of exponential variates up
+#: to EXPONENTIAL_SUM_MAX, Marsaglia and Tsang's beyond)
+ROW_COUNTS = np.where(np.arange(400) % 10 == 0, np.arange(400) // 10 % 20 + 1, 0).astype(np.int32)
 
 
 def floored_pit(g, shape, seed=0):
@@ -241,25 +239,64 @@ def floored_pit(g, shape, seed=0):
 @pytest.mark.parametrize("shape", [0.001, 0.01, 0.1, rnd.SMALL_SHAPE])
 def test_a_row_of_small_shape_variates_follows_the_gamma_law(shape):
     """100,000 variates in rows of 400 (at shape 0.001 about half lie at the floor)."""
-    p = stats.kstest(floored_pit(ROWS(shape, 250, 400, 11), shape), "uniform").pvalue
+    p = stats.kstest(floored_pit(ROWS(shape, np.zeros(400, np.int32), 250, 11), shape),
+                     "uniform").pvalue
     print(f"shape {shape}: KS p {p:.3g}")
     assert p > P_PASS
 
 
+def _row_with_counts_pit(rows, shape):
+    """The probability integral transforms of a row's entries whose count is not 0, those of
+    counts up to EXPONENTIAL_SUM_MAX and those of greater counts apart (2,500 rows)."""
+    assert ROW_COUNTS.max() > rnd.EXPONENTIAL_SUM_MAX
+    g = rows(shape, ROW_COUNTS, 2500, 12).reshape(2500, -1)
+    pit = floored_pit(g.ravel(), np.tile(ROW_COUNTS + shape, 2500)).reshape(g.shape)
+    return [pit[:, (ROW_COUNTS > 0) & (ROW_COUNTS <= rnd.EXPONENTIAL_SUM_MAX)],
+            pit[:, ROW_COUNTS > rnd.EXPONENTIAL_SUM_MAX]]
+
+
+@pytest.mark.parametrize("shape", [0.001, rnd.SMALL_SHAPE])
+def test_a_row_with_counts_follows_the_gamma_law(shape):
+    """A row's entries of count n > 0 are Gamma(n + a) variates (the row's Gamma(a) variate
+    plus a Gamma(n)): 50,000 of counts 1..8, 50,000 of counts 9..20; the row's entries of
+    count 0 alongside them still Gamma(a)."""
+    for pit in _row_with_counts_pit(ROWS, shape):
+        p = stats.kstest(pit.ravel(), "uniform").pvalue
+        print(f"shape {shape}: KS p {p:.3g}")
+        assert p > P_PASS
+    g = ROWS(shape, ROW_COUNTS, 250, 13).reshape(250, -1)[:, ROW_COUNTS == 0]
+    assert stats.kstest(floored_pit(g.ravel(), shape), "uniform").pvalue > P_PASS
+
+
 @pytest.mark.parametrize("name, replacements", [
     # the common case accepted without its squeeze
-    ("without-squeeze", [("if common and u0 / envelope[2] <= 1.0 - candidate:", "if common:")]),
+    ("without-squeeze", [("common[k] & (u0[k] / r <= 1.0 - candidate[k])", "common[k]")]),
     # a try the common case does not settle thrown away and drawn afresh instead of finished:
     # its law is then the wrong one (the left part's points, for one, never come from a row)
     ("restarted", [("accepted, log_g, g, state = _small_try(u0, bits, state, envelope)",
                     "accepted, log_g, g = False, 0.0, 0.0")]),
 ])
 def test_mutants_of_the_row_of_variates_fail(name, replacements):
-    target = rnd.small_try_end if name == "without-squeeze" else rnd._small_try_finish
-    changed = mutant(target, replacements)
-    if target is rnd._small_try_finish:
-        changed = mutant(rnd.small_try_end, [], {"_small_try_finish": changed})
-    rows = _row_sampler(changed)
-    p = stats.kstest(floored_pit(rows(rnd.SMALL_SHAPE, 250, 400, 11), rnd.SMALL_SHAPE),
-                     "uniform").pvalue
+    target = rnd._settle_row if name == "without-squeeze" else rnd._small_try_finish
+    rows = _row_sampler(mutant(rnd.gamma_row, [], {target.__name__: mutant(target, replacements)}))
+    p = stats.kstest(floored_pit(rows(rnd.SMALL_SHAPE, np.zeros(400, np.int32), 250, 11),
+                                 rnd.SMALL_SHAPE), "uniform").pvalue
+    assert p < P_MUTANT, f"{name}: KS p {p:.3g}"
+
+
+@pytest.mark.parametrize("name, target, replacements", [
+    # Gamma(n) one exponential variate short
+    ("one-short", "_gamma_of_count", [("for _ in range(n):", "for _ in range(n - 1):")]),
+    # Gamma(n) by Marsaglia and Tsang one shape short
+    ("shape-short", "_gamma_of_count", [("float(n)", "float(n) - 1.0 + 1e-9")]),
+    # the row's Gamma(a) variate not added to the count's Gamma(n)
+    ("without-the-row", "gamma_row", [("out[k] += gamma_n", "out[k] = gamma_n")]),
+])
+def test_mutants_of_a_row_with_counts_fail(name, target, replacements):
+    changed = mutant(getattr(rnd, target), replacements)
+    if target != "gamma_row":
+        changed = mutant(rnd.gamma_row, [], {target: changed})
+    small, large = _row_with_counts_pit(_row_sampler(changed), rnd.SMALL_SHAPE)
+    pit = large if name == "shape-short" else small
+    p = stats.kstest(pit.ravel(), "uniform").pvalue
     assert p < P_MUTANT, f"{name}: KS p {p:.3g}"
