@@ -258,7 +258,7 @@ def _row_with_counts_pit(rows, shape):
 @pytest.mark.parametrize("shape", [0.001, rnd.SMALL_SHAPE])
 def test_a_row_with_counts_follows_the_gamma_law(shape):
     """A row's entries of count n > 0 are Gamma(n + a) variates (the row's Gamma(a) variate
-    plus a Gamma(n)): 50,000 of counts 1..8, 50,000 of counts 9..20; the row's entries of
+    plus a Gamma(n)): 40,000 of counts 1..8, 60,000 of counts 9..20; the row's entries of
     count 0 alongside them still Gamma(a)."""
     for pit in _row_with_counts_pit(ROWS, shape):
         p = stats.kstest(pit.ravel(), "uniform").pvalue
@@ -292,7 +292,7 @@ def test_mutants_of_the_row_of_variates_fail(name, replacements):
     # the row's Gamma(a) variate not added to the count's Gamma(n)
     ("without-the-row", "gamma_row", [("out[k] += gamma_n", "out[k] = gamma_n")]),
 ])
-def test_mutants_of_a_row_with_counts_fail(name, target, replacements):
+def test_mutants_of_the_row_with_counts_fail(name, target, replacements):
     changed = mutant(getattr(rnd, target), replacements)
     if target != "gamma_row":
         changed = mutant(rnd.gamma_row, [], {target: changed})
