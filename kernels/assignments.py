@@ -157,19 +157,22 @@ def host_assignments_step(sweep, beta: float, num_topics: int, vocab_size: int,
     return chains_host(one_chain, num_threads)
 
 
-def chains_host(one_chain, num_threads: int = 1):
-    """``host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed) -> (z,
-    n_dk, log p(W | Z))`` of the assignments steps: ``one_chain(z, words, doc_offsets,
-    word_offsets, word_tokens, eta, psi, rho, seed) -> (n_dk, log_likelihood)`` updates one
-    chain's z (int32, a copy of the input's) in place (eta, psi, rho float64). Unbatched one
-    chain; under ``vmap_method="expand_dims"`` every argument has a leading chain axis and the
-    chains run on up to ``num_threads`` threads. After the call, glibc's free heap pages go
-    back to the system when z and n_dk are large (``kernels.host.trim_after``); the [V, K]
-    arrays a step needs but does not return are kept for the next one (``kernels.host.Scratch``)."""
+def chains_host(one_chain, num_threads: int = 1, freed_bytes: int = 0):
+    """``host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, *more, seed) ->
+    (z, n_dk, log p(W | Z))`` of the assignments steps: ``one_chain(z, words, doc_offsets,
+    word_offsets, word_tokens, eta, psi, rho, *more, seed) -> (n_dk, log_likelihood)`` updates
+    one chain's z (int32, a copy of the input's) in place (eta, psi, rho and ``more``, a step's
+    further numbers such as the tempered sweep's power, float64). Unbatched one chain; under
+    ``vmap_method="expand_dims"`` every argument has a leading chain axis and the chains run on
+    up to ``num_threads`` threads. After the call, glibc's free heap pages go back to the system
+    when z, n_dk and the ``freed_bytes`` a chain's step allocated and dropped are large
+    (``kernels.host.trim_after``); the [V, K] arrays a step needs but does not return are better
+    kept for the next one (``kernels.host.Scratch``)."""
 
-    def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, seed):
+    def host(z, words, doc_offsets, word_offsets, word_tokens, *numbers):
+        *numbers, seed = numbers
         inputs = read_only(words, doc_offsets, word_offsets, word_tokens)
-        inputs += [np.asarray(a, np.float64) for a in (eta, psi, rho)]
+        inputs += [np.asarray(a, np.float64) for a in numbers]
         seed = np.asarray(seed)
         z = np.asarray(z)
         if z.ndim == 1:
@@ -185,7 +188,8 @@ def chains_host(one_chain, num_threads: int = 1):
                 threads_for(z.size, num_threads))
             out = (z, np.stack([n_dk for n_dk, _ in chains]),
                    np.array([log_lik for _, log_lik in chains], np.float32))
-        trim_after(out[0].nbytes + out[1].nbytes)
+        num_chains = 1 if out[0].ndim == 1 else out[0].shape[0]
+        trim_after(out[0].nbytes + out[1].nbytes + num_chains * freed_bytes)
         return out
 
     return host
@@ -198,10 +202,11 @@ def check_word_index(word_offsets, word_tokens) -> None:
 
 
 def assignments_callback(host, seed, z, words, doc_offsets, eta, psi, rho, num_topics,
-                         word_offsets=None, word_tokens=None):
+                         word_offsets=None, word_tokens=None, more=()):
     """(z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 []) from ``host``
-    (:func:`host_assignments_step`) through ``jax.pure_callback``, handing it ``seed`` (uint32
-    words from the step's key, ``kernels.host``); works under jit and vmap."""
+    (:func:`chains_host`) through ``jax.pure_callback``, handing it the arrays of ``more``
+    after rho and ``seed`` (uint32 words from the step's key, ``kernels.host``) last; works
+    under jit and vmap."""
     check_word_index(word_offsets, word_tokens)
     if word_offsets is None:
         word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
@@ -210,7 +215,7 @@ def assignments_callback(host, seed, z, words, doc_offsets, eta, psi, rho, num_t
                  jax.ShapeDtypeStruct((num_docs, int(num_topics)), jnp.int32),
                  jax.ShapeDtypeStruct((), jnp.float32))
     return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
-                             eta, psi, rho, seed, vmap_method="expand_dims")
+                             eta, psi, rho, *more, seed, vmap_method="expand_dims")
 
 
 def collapsed_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: float,

@@ -91,8 +91,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
-import jax.numpy as jnp
 import numba
 import numpy as np
 from llvmlite import ir

@@ -55,11 +55,11 @@ import numba
 import numpy as np
 
 from topiczoo.kernels import response_table as rt
-from topiczoo.kernels.assignments import _consume_log_likelihood, _fill_counts, word_token_index
+from topiczoo.kernels.assignments import (_consume_log_likelihood, _fill_counts,
+                                          assignments_callback, chains_host, word_token_index)
 from topiczoo.kernels.categorical import draw, num_blocks
 from topiczoo.kernels.gibbs import Sampler, start_function
-from topiczoo.kernels.host import (chain_copies, document_loop, read_only, seed_from_key,
-                                   trim_after)
+from topiczoo.kernels.host import document_loop, seed_from_key
 from topiczoo.kernels.parallel import _phi_log_space_weights, _phi_table_weights, _phi_weights
 from topiczoo.kernels.random import seed_state, uniform
 from topiczoo.kernels.topics import (TABLE_ARGUMENTS, _after_draw, _begin_document,
@@ -221,36 +221,13 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
         _fill_counts(z, words, offsets, n_dk, n_wk, n_k)
         _tempered_sweep(z, n_dk, n_wk, n_k, words, offsets, eta, psi, rho, alpha, beta,
                         float(power), int(seed), *TABLE_ARGUMENTS)
-        return z, n_dk, np.float32(_consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta))
+        return n_dk, _consume_log_likelihood(z, w_off, w_tok, n_wk, n_k, beta)
 
-    def host(z, words, doc_offsets, word_offsets, word_tokens, eta, psi, rho, power, seed):
-        arrays = read_only(words, doc_offsets, word_offsets, word_tokens)
-        arrays += [np.asarray(a, np.float64) for a in (eta, psi, rho, power)]
-        arrays.append(np.asarray(seed))
-        z = np.asarray(z)
-        if z.ndim == 1:
-            out = one_chain(np.array(z, np.int32), *arrays)
-        else:  # a chain axis first (vmap_method="expand_dims": size 1 where not batched)
-            num = max(a.shape[0] for a in (z, *arrays))
-            z = chain_copies(z, num)
-            chains = [one_chain(z[c], *(a[min(c, a.shape[0] - 1)] for a in arrays))
-                      for c in range(num)]
-            out = tuple(np.stack([chain[i] for chain in chains]) for i in range(3))
-        # n_wk int32 and the sweep's word_power float64, [V, K] each, and its topic totals'
-        # powers, float64 [N + 1]
-        trim_after(out[0].nbytes + out[1].nbytes + 12 * vocab_size * num_topics
-                   + 8 * (out[0].shape[-1] + 1))
-        return out
-
-    if word_offsets is None:
-        word_offsets = word_tokens = jnp.zeros((0,), jnp.int32)
-    num_docs = doc_offsets.shape[-1] - 1
-    out_shape = (jax.ShapeDtypeStruct(z.shape, jnp.int32),
-                 jax.ShapeDtypeStruct((num_docs, num_topics), jnp.int32),
-                 jax.ShapeDtypeStruct((), jnp.float32))
-    return jax.pure_callback(host, out_shape, z, words, doc_offsets, word_offsets, word_tokens,
-                             eta, psi, rho, jnp.asarray(power, jnp.float32), seed_from_key(key),
-                             vmap_method="expand_dims")
+    # n_wk int32 and the sweep's word_power float64, [V, K] each
+    host = chains_host(one_chain, freed_bytes=12 * vocab_size * num_topics)
+    return assignments_callback(host, seed_from_key(key), z, words, doc_offsets, eta, psi, rho,
+                                num_topics, word_offsets, word_tokens,
+                                more=(jnp.asarray(power, jnp.float32),))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,9 +74,7 @@ import functools
 import io
 import json
 import math
-import os
 import sys
-import time
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -89,7 +87,7 @@ from topiczoo.defaults import NUM_CHAINS, NUM_ITERATIONS
 from topiczoo.models.registry import REGISTRY
 from topiczoo.predict import STRATEGIES
 from topiczoo.run import fit_and_predict
-from topiczoo.word_baseline import baseline_name, word_baseline
+from topiczoo.word_baseline import word_baseline
 
 #: Responses with a proper predictive density of y (see the module docstring).
 PROBABILISTIC = ("logistic", "gaussian")
