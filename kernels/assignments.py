@@ -119,9 +119,10 @@ def _consume_word(total, w, z, word_offsets, word_tokens, counts, table, beta):
 
 @numba.njit(cache=True, nogil=True)
 def _consume_log_likelihood(z, word_offsets, word_tokens, n_wk, n_k, beta):
-    """log p(W | Z) (``kernels.parallel_jax.collapsed_log_likelihood``, float64) from the counts of z
-    in O(N + K): the nonzero entries of n_wk are reached through the tokens of each word (row
-    by row), each counted once and then set to 0, so n_wk is all zeros on return."""
+    """log p(W | Z) (``kernels.parallel_jax.collapsed_log_likelihood``, float64) from the
+    counts of z in O(N + K): the nonzero entries of n_wk are reached through the tokens of
+    each word (row by row), each counted once and then set to 0, so n_wk is all zeros on
+    return."""
     total = _topic_terms(n_k, n_wk.shape[0] * beta)
     table = _lgamma_table(beta)
     for w in range(word_offsets.shape[0] - 1):

@@ -35,7 +35,6 @@ kept from one step to the next (``kernels.host.Scratch``).
 
 from __future__ import annotations
 
-
 import numba
 import numpy as np
 

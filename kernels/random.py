@@ -34,10 +34,10 @@ precision:
 
 The envelope's right part is a standard exponential variate, drawn by the ziggurat method
 (Marsaglia and Tsang 2000, "The ziggurat method for generating random variables": 256 layers;
-:func:`exponential_draw`): one output and a comparison for 97.8% of variates. The partially collapsed
-sampler's Dirichlet draw takes V x K gamma variates a sweep, nearly all of shape beta, so
-their cost is its own: about 20 ns a variate at beta = 0.01 one at a time (33 ns with a
-logarithm for the exponential and the state in memory), a third of it libm's exp of the
+:func:`exponential_draw`): one output and a comparison for 97.8% of variates. The partially
+collapsed sampler's Dirichlet draw takes V x K gamma variates a sweep, nearly all of shape
+beta, so their cost is its own: about 20 ns a variate at beta = 0.01 one at a time (33 ns with
+a logarithm for the exponential and the state in memory), a third of it libm's exp of the
 candidate G = exp(-z / a). It draws a word's row at a time (:func:`gamma_row`): every try's
 first two random numbers in one pass (:func:`small_try_begin`), their exps in loops the
 compiler vectorizes (:func:`exp_row`), the tries the squeeze settles in another
