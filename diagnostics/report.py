@@ -10,7 +10,9 @@ into ``RUN_DIR``:
   ``time_per_iteration`` sample statistic when recorded); the convergence table of the
   label-invariant monitors (rank-normalised split R-hat, classic Gelman-Rubin R-hat, bulk and
   tail ESS, MCSE of the mean: :func:`topiczoo.diagnostics.summary_table`, condensed as
-  :func:`topiczoo.diagnostics.format_table` condenses it); and the figures;
+  :func:`topiczoo.diagnostics.format_table` condenses it); the chains' modes of the log
+  joint and, for a replica-exchange run, whether its replicas exchange
+  (:mod:`topiczoo.modes`); and the figures;
 * the figures (PNG): ``trace_whole_run.png`` (trace of the whole run, burn-in included and
   marked), ``rank.png`` (rank ECDF differences, posterior draws), ``gelman_rubin_brooks.png``
   (shrink factor against iteration for ``log_joint``, ``eta_norm``, ``log_likelihood``,
@@ -25,7 +27,8 @@ of a single chain) is replaced in the report by a line saying why; any other err
 propagates.
 
 :func:`diagnose` is the command-line entry: it writes the report and returns the text to
-print (accuracy, the plain-text convergence table, the files written).
+print (accuracy, the plain-text convergence table, the modes and the replicas' exchanges in
+plain words, the files written).
 
 The test metrics come from ``summary.json``; without it, a single binary task's accuracy is
 recomputed from the tree (:mod:`topiczoo.diagnostics.averaging`): the report reads files and
@@ -45,7 +48,8 @@ from topiczoo.diagnostics.arviz_io import load_datatree, topics_label
 from topiczoo.diagnostics.averaging import STRATEGIES, reduce_predictions
 from topiczoo.diagnostics.convergence import (DiagnosticUnavailable, format_table,
                                               format_table_markdown, summary_table)
-from topiczoo.modes import modes_words, separated_modes
+from topiczoo.modes import (SWAP_LOG_RATIO_AIM, modes_words, replica_swaps, replica_words,
+                            separated_modes)
 from topiczoo.diagnostics.plots import (monitors_in_draws, plot_autocorr,
                                         plot_gelman_rubin_brooks, plot_rank, plot_trace,
                                         save_figure)
@@ -71,7 +75,9 @@ class Report(NamedTuple):
     the test predictions (accuracy; predictive_r2 and mse; precision, recall and f1), may be
     empty; notes: why a part was left out, if any; modes: the chains' modes of the log joint
     in plain words (:func:`topiczoo.modes.modes_words`), empty when the run has
-    no ``log_joint`` monitor, one chain or fewer than 2 posterior draws.
+    no ``log_joint`` monitor, one chain or fewer than 2 posterior draws; replicas: whether the
+    replicas of a replica-exchange run exchange, in plain words
+    (:func:`topiczoo.modes.replica_words`), empty for other runs.
     """
 
     path: Path
@@ -80,6 +86,7 @@ class Report(NamedTuple):
     metrics: dict
     notes: list
     modes: str = ""
+    replicas: str = ""
 
 
 def _plain(value):
@@ -286,6 +293,31 @@ def _modes_section(tree) -> tuple:
     return words, md
 
 
+def _replicas_section(tree) -> tuple:
+    """(plain words, lines): whether a replica-exchange run's neighbouring replicas exchange
+    (posterior draws of its ``swap_rate`` and ``swap_log_ratio`` monitors), a row per pair;
+    ``("", [])`` for other runs."""
+    if "posterior" not in tree.children or not {"swap_rate", "swap_log_ratio"} <= set(
+            tree["posterior"].data_vars):
+        return "", []
+    post = tree["posterior"]
+    swaps = replica_swaps(*(post[name].transpose("chain", "draw", ...).values
+                            for name in ("swap_rate", "swap_log_ratio")))
+    words = replica_words(swaps)
+    md = ["", "## Replica exchange", "", words + ".", "",
+          "| replicas | accepted share | mean log ratio (nats) | gaps it would take |",
+          "|---|---:|---:|---:|"]
+    for r, (rate, ratio, split) in enumerate(zip(swaps.rates, swaps.mean_log_ratios,
+                                                 swaps.splits)):
+        md.append(f"| ({r}, {r + 1}) | {rate:.3f} | {ratio:.4g} | {split} |")
+    md += ["", "Accepted share: of the swaps proposed to the pair since the start (chains "
+           "pooled). Mean log ratio: of an exchange of the pair, (tau_r - tau_r+1) (l_r+1 - "
+           "l_r), over the posterior draws; a pair exchanges often near "
+           f"-{SWAP_LOG_RATIO_AIM:g}. Gaps it would take: the pair's power gap cut so that "
+           "each part's log ratio averages about that (it grows as the gap squared)."]
+    return words, md
+
+
 def _figure_makers(tree) -> dict:
     """``{name: (caption, function drawing the figure)}`` of the report's figures."""
     drawn = monitors_in_draws(tree)
@@ -352,19 +384,22 @@ def write_report(run_dir) -> Report:
     md += lines
     modes, lines = _modes_section(tree)
     md += lines
+    replicas, lines = _replicas_section(tree)
+    md += lines
     figures, lines = _figures_section(tree, run_dir, notes)
     md += lines
     if notes:
         md += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     path = run_dir / "report.md"
     path.write_text("\n".join(md).rstrip() + "\n")
-    return Report(path, table_text, figures, metrics, notes, modes)
+    return Report(path, table_text, figures, metrics, notes, modes, replicas)
 
 
 def diagnose(run_dir) -> str:
     """Write the report of ``run_dir`` (:func:`write_report`) and return the text to print:
     the test metrics of each strategy, the plain-text convergence table, the chains' modes of
-    the log joint (separated or not, the best chain) and the files written."""
+    the log joint (separated or not, the best chain), whether a replica-exchange run's
+    replicas exchange, and the files written."""
     report = write_report(run_dir)
     lines = []
     if report.metrics:
@@ -375,6 +410,8 @@ def diagnose(run_dir) -> str:
         lines += [report.table]
     if report.modes:
         lines.append(report.modes)
+    if report.replicas:
+        lines.append(report.replicas)
     for note in report.notes:
         lines.append(f"note: {note}")
     written = [report.path, *report.figures.values()]

@@ -271,6 +271,14 @@ def replica(state: TemperedState, r: int = 0):
     return jax.tree.map(lambda a: a[r], state.replicas)
 
 
+def swap_log_ratios(log_densities, powers):
+    """(tau_r - tau_{r+1}) (l_{r+1} - l_r) [R - 1] (nats, float32): the log ratio of the
+    exchange of replicas r and r + 1 (module docstring), l [R] the replicas' log densities of
+    the tempered part and tau [R] their powers."""
+    powers = jnp.asarray(powers, jnp.float32)
+    return (powers[:-1] - powers[1:]) * (log_densities[1:] - log_densities[:-1])
+
+
 def swap_replicas(key, replicas, log_densities, powers, parity):
     """One swap move (module docstring): the pairs (r, r + 1) with r = parity, parity + 2, ...
     each exchanged with probability min(1, exp((tau_r - tau_{r+1}) (l_{r+1} - l_r))).
@@ -279,7 +287,7 @@ def swap_replicas(key, replicas, log_densities, powers, parity):
     num = powers.shape[0]
     pairs = jnp.arange(num - 1)
     attempted = (pairs % 2) == parity
-    log_ratio = (powers[:-1] - powers[1:]) * (log_densities[1:] - log_densities[:-1])
+    log_ratio = swap_log_ratios(log_densities, powers)
     u = jax.random.uniform(key, (num - 1,))
     accepted = attempted & (jnp.log(u) < log_ratio)
     # the non-overlapping pairs as a permutation of the replicas
@@ -295,8 +303,10 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
     decreasing; :func:`ladder`), named ``name``: each replica runs ``tempering.cycle`` at its
     power, then one swap move. Monitors: the cold replica's (the family's own, under their
     names), ``replica_log_joint`` [R] (each replica's ``log_joint`` monitor, untempered, when
-    the family has it) and ``swap_rate`` [R - 1] (the share of proposed swaps of (r, r + 1)
-    accepted so far). Snapshots are the cold replica's. The swap move is
+    the family has it), ``swap_rate`` [R - 1] (the share of proposed swaps of (r, r + 1)
+    accepted so far) and ``swap_log_ratio`` [R - 1] (:func:`swap_log_ratios` of the draw's
+    replicas: what an exchange of (r, r + 1) would have as its log ratio; a pair swaps often
+    when it stays within a few nats of 0, ``topiczoo.modes.replica_words``). Snapshots are the cold replica's. The swap move is
     :func:`swap_replicas`, looked up when the step is traced.
 
     The replicas are a ``lax.map`` over the replica axis: the cycle is traced once, with its
@@ -340,6 +350,8 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         if "log_joint" in out:
             out["replica_log_joint"] = per_replica["log_joint"]
         out["swap_rate"] = state.accepted / jnp.maximum(state.attempted, 1).astype(jnp.float32)
+        log_densities = jax.lax.map(lambda r: tempering.log_density(r, data), state.replicas)
+        out["swap_log_ratio"] = swap_log_ratios(log_densities, power_array)
         return out
 
     def snapshot(state) -> dict:
@@ -368,6 +380,7 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         none = np.zeros((chains, num - 1), np.int32)
         out[".state.attempted"], out[".state.accepted"] = none, none
         out[".info['swap_rate']"] = none.astype(np.float32)
+        out[".info['swap_log_ratio']"] = none.astype(np.float32)  # equal replicas: 0
         if ".info['log_joint']" in named:
             out[".info['replica_log_joint']"] = np.repeat(
                 np.asarray(named[".info['log_joint']"])[:, None], num, axis=1)

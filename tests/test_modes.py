@@ -12,10 +12,10 @@ import pytest
 from chains import small_corpus
 from test_diagnostics import fake_result
 from topiczoo import fit, predict
-from topiczoo.diagnostics import diagnose, plot_trace, save_datatree, to_datatree, write_report
+from topiczoo.diagnostics import diagnose, plot_trace, save_datatree, to_datatree
 from topiczoo.errors import ConvergenceWarning
 from topiczoo.models import medlda
-from topiczoo.modes import modes_words, separated_modes
+from topiczoo.modes import modes_words, replica_swaps, replica_words, separated_modes
 
 
 def two_modes(rng, num_draws=50):
@@ -129,3 +129,61 @@ def test_predict_warns_when_the_chains_disagree_and_picks_the_best_mode(small_fi
         np.testing.assert_array_equal(best, predict(result, corpus, chains=[1, 2], **kw).scores)
     finally:
         result.draws = saved
+
+
+def _swaps(rates, mean_log_ratios, num_chains=2, num_draws=30, seed=4):
+    """Synthetic swap monitors [C, S, R - 1]: rates reached by the last draw, log ratios
+    scattered around their means."""
+    rng = np.random.default_rng(seed)
+    rates = np.asarray(rates, np.float64)
+    swap_rate = np.broadcast_to(rates, (num_chains, num_draws, rates.size)).copy()
+    swap_log_ratio = np.asarray(mean_log_ratios) + rng.normal(
+        0, 0.1, (num_chains, num_draws, rates.size))
+    return swap_rate, swap_log_ratio - swap_log_ratio.mean(axis=(0, 1)) + mean_log_ratios
+
+
+def test_replica_words_names_the_pairs_that_do_not_exchange():
+    swaps = replica_swaps(*_swaps([0.0, 0.0, 0.0], [-2000.0, -1700.0, -40.0]))
+    # sqrt(2000 / 2) = 31.6, sqrt(850) = 29.2, sqrt(20) = 4.5: gaps 32 + 30 + 5, a replica more
+    assert list(swaps.splits) == [32, 30, 5] and swaps.replicas_needed == 68
+    assert swaps.stuck == [0, 1, 2]
+    words = replica_words(swaps)
+    assert "replicas (0, 1), (1, 2), (2, 3) do not exchange" in words
+    assert "down to -2000 nats" in words and "About 68 replicas" in words
+    assert "the cold replica's draws are its own chain's" in words
+    # the cold pair exchanges, the hot one does not
+    words = replica_words(replica_swaps(*_swaps([0.3, 0.01], [-1.5, -400.0])))
+    assert "replicas (1, 2) do not exchange" in words
+    assert "replicas 2 and above do not reach the cold one" in words and "About 17" in words
+    # every pair exchanges: one line, no advice
+    words = replica_words(replica_swaps(*_swaps([0.41, 0.35], [-1.2, -1.9])))
+    assert words == ("replica exchange: every neighbouring pair of replicas swaps (accepted "
+                     "shares 0.41, 0.35)")
+    with pytest.raises(ValueError, match="chains, draws, replicas - 1"):
+        replica_swaps(np.zeros((2, 3)), np.zeros((2, 3)))
+
+
+def test_diagnose_says_when_replicas_do_not_exchange(tmp_path):
+    rng = np.random.default_rng(5)
+    for name, rates, ratios in [("stuck", [0.0, 0.0], [-900.0, -700.0]),
+                                ("exchanging", [0.4, 0.3], [-1.0, -2.5])]:
+        swap_rate, swap_log_ratio = _swaps(rates, ratios, num_chains=4, num_draws=50)
+        log_joint = one_mode(rng)
+        draws = {"log_joint": log_joint, "swap_rate": swap_rate,
+                 "swap_log_ratio": swap_log_ratio}
+        result = fake_result(draws, np.arange(1, 51), num_burnin=0,
+                             label_invariant=("log_joint",))
+        (tmp_path / name).mkdir()
+        save_datatree(to_datatree(result), tmp_path / name / "posterior.nc")
+        out = diagnose(tmp_path / name)
+        report = (tmp_path / name / "report.md").read_text()
+        assert "## Replica exchange" in report and "| (1, 2) |" in report
+        if name == "stuck":
+            assert "replicas (0, 1), (1, 2) do not exchange" in out and "About 42" in out
+        else:
+            assert "every neighbouring pair of replicas swaps" in out
+            assert "do not exchange" not in out
+    # a run without replicas has no such section
+    (tmp_path / "plain").mkdir()
+    _run_dir(tmp_path / "plain", one_mode(rng))
+    assert "replica exchange" not in diagnose(tmp_path / "plain")

@@ -20,7 +20,7 @@ from chains import tiny_data
 from exact import configuration_frequencies, exact_posterior, total_variation
 from mutants import mutant
 from test_enumeration import PROBLEMS, TV_BOUND, _labels, model_of
-from test_topics import FORMS, _exact_sweep_frequencies
+from test_topics import _exact_sweep_frequencies
 from topiczoo.kernels import tempering
 from topiczoo.kernels.gibbs import GibbsKernel
 from topiczoo.models import parametric
@@ -59,6 +59,23 @@ def test_cold_and_hot_replicas_match_their_targets(name):
     far = total_variation(exact_posterior(problem), exact_posterior(
         problem.with_(word_power=powers[2])))
     assert far > 3 * TV_BOUND, far
+
+
+def test_the_swap_log_ratio_monitor_is_the_swaps_log_ratio():
+    """At every draw, swap_log_ratio [R - 1] is (tau_r - tau_{r+1}) (l_{r+1} - l_r) of the
+    draw's replicas, l their log p(W | Z) (what ``topiczoo.modes.replica_words`` reads)."""
+    problem = PROBLEMS["hinge-c3-ell1"]
+    model = model_of(problem)
+    data = tiny_data([list(d) for d in problem.docs], _labels(problem), model.response)
+    mcmc = MCMC(GibbsKernel(model, problem.vocab_size, sampler=SAMPLER), num_warmup=5,
+                num_samples=20, num_chains=2, chain_method="vectorized", progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(1), data, extra_fields=("state.replicas.log_likelihood",))
+    l = np.asarray(mcmc.get_extra_fields()["state.replicas.log_likelihood"])  # [draws, R]
+    powers = np.asarray(tempering.ladder(3, 0.2), np.float32)
+    expected = (powers[:-1] - powers[1:]) * (l[:, 1:] - l[:, :-1])
+    ratios = np.asarray(mcmc.get_samples()["swap_log_ratio"])
+    assert ratios.shape == expected.shape == (40, 2) and np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(ratios, expected, rtol=1e-5, atol=1e-6)
 
 
 #: The word likelihood's power of the tempered sweep's enumeration tests.
@@ -108,9 +125,9 @@ def test_tempered_sweep_detects_the_power_left_off_the_topic_totals():
 
 
 def test_a_swap_with_the_temperatures_exchanged_misses_the_posterior(monkeypatch):
-    wrong = mutant(tempering.swap_replicas,
+    wrong = mutant(tempering.swap_log_ratios,
                    [("(powers[:-1] - powers[1:])", "(powers[1:] - powers[:-1])")])
-    monkeypatch.setattr(tempering, "swap_replicas", wrong)
+    monkeypatch.setattr(tempering, "swap_log_ratios", wrong)
     parametric._sampler.cache_clear()
     try:
         problem = PROBLEMS["lda"]
@@ -143,6 +160,7 @@ def test_replica_exchange_options_and_a_fit():
     assert result.sampler == "exact:replicas=3"
     assert result.draws["replica_log_joint"].shape == (2, 6, 3)
     assert result.draws["swap_rate"].shape == (2, 6, 2)
+    assert result.draws["swap_log_ratio"].shape == (2, 6, 2)
     # the cold replica's monitors under the family's names, its joint the first replica's
     np.testing.assert_array_equal(result.draws["log_joint"],
                                   result.draws["replica_log_joint"][..., 0])

@@ -12,10 +12,18 @@ mass per state.
 :func:`separated_modes` groups the chains: sorted by their mean log joint over the draws
 given, a gap between neighbours wider than ``threshold`` times the larger of their
 within-chain standard deviations (each chain's own spread, so the rule does not depend on the
-run's length) starts a new group. :func:`modes_words` says it in plain words. Plain numpy, on
-the bottom layer of the package (it imports nothing of it), so that ``topiczoo.predict`` reads
-it without the plotting stack; the report, ``topiczoo diagnose`` and the trace plot
-(``topiczoo.diagnostics``) read it too.
+run's length) starts a new group. :func:`modes_words` says it in plain words.
+
+Replica exchange (``exact:replicas=R``, ``topiczoo.kernels.tempering``) is the exact remedy,
+and it fails quietly: when the log ratio of an exchange of neighbouring replicas is far below
+0 (their tempered log densities differ by much more than the gap of their powers can bridge),
+no swap is accepted and the cold replica is the sampler alone, at R times its cost.
+:func:`replica_swaps` reads a run's swap rates and swap log ratios, and :func:`replica_words`
+says which pairs do not exchange and about how many replicas would.
+
+Plain numpy, on the bottom layer of the package (it imports nothing of it), so that
+``topiczoo.predict`` reads it without the plotting stack; the report, ``topiczoo diagnose``
+and the trace plot (``topiczoo.diagnostics``) read it too.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SEPARATION", "Modes", "modes_words", "separated_modes"]
+__all__ = ["SEPARATION", "SWAP_LOG_RATIO_AIM", "SWAP_RATE_LOW", "Modes", "ReplicaSwaps",
+           "modes_words", "replica_swaps", "replica_words", "separated_modes"]
 
 #: Chains whose mean log joints differ by more than this many within-chain standard deviations
 #: (the larger of the two chains') are in separated modes. Chains of one mode differ by about
@@ -109,3 +118,81 @@ def modes_words(modes: Modes) -> str:
             "single-token moves rarely cross between them. Best chain: "
             f"{modes.best} (highest mean log joint); predict(..., chains={modes.groups[0]}) "
             "averages over the best group only")
+
+
+#: A pair of neighbouring replicas that accepted less than this share of its proposed swaps
+#: does not exchange (:func:`replica_words`).
+SWAP_RATE_LOW = 0.05
+#: The mean swap log ratio at which a pair exchanges often: with a normal log ratio L ~ N(-m,
+#: 2 m) (log densities normal with equal variances) the acceptance rate is 2 Phi(-sqrt(m / 2)),
+#: 0.32 at m = 2.
+SWAP_LOG_RATIO_AIM = 2.0
+
+
+class ReplicaSwaps(NamedTuple):
+    """What :func:`replica_swaps` found, per neighbouring pair (r, r + 1) of replicas.
+
+    rates: float [R - 1], the share of proposed swaps accepted over the run (chains pooled);
+    mean_log_ratios: float [R - 1], the swaps' log ratio (tau_r - tau_{r+1}) (l_{r+1} - l_r)
+    averaged over chains and draws (nats; <= 0 on average); splits: int [R - 1], the gaps
+    each pair's power gap would be cut into for its log ratio to average about
+    -:data:`SWAP_LOG_RATIO_AIM` (1 where it already does; the log ratio grows as the gap
+    squared).
+    """
+
+    rates: np.ndarray
+    mean_log_ratios: np.ndarray
+    splits: np.ndarray
+
+    @property
+    def stuck(self) -> list:
+        """The pairs r (of (r, r + 1)) that do not exchange (rate below SWAP_RATE_LOW)."""
+        return [int(r) for r in np.flatnonzero(self.rates < SWAP_RATE_LOW)]
+
+    @property
+    def replicas_needed(self) -> int:
+        """About how many replicas over the same powers would exchange: every gap cut into
+        its :attr:`splits`."""
+        return 1 + int(self.splits.sum())
+
+
+def replica_swaps(swap_rate, swap_log_ratio) -> ReplicaSwaps:
+    """The swaps of a replica-exchange run (module docstring).
+
+    Args:
+      swap_rate: float [C, S, R - 1], each chain's share of accepted swaps since its start
+        (the ``swap_rate`` monitor; its last draw is the run's rate);
+      swap_log_ratio: float [C, S, R - 1], the ``swap_log_ratio`` monitor (the draws to
+        average: after burn-in).
+    Returns :class:`ReplicaSwaps`. ``ValueError`` for arrays of other shapes or no draws.
+    """
+    rates = np.asarray(swap_rate, np.float64)
+    ratios = np.asarray(swap_log_ratio, np.float64)
+    if rates.ndim != 3 or ratios.ndim != 3 or rates.shape[2] != ratios.shape[2] \
+            or 0 in rates.shape or 0 in ratios.shape:
+        raise ValueError(f"swap_rate and swap_log_ratio must be [chains, draws, replicas - 1] "
+                         f"with draws, got shapes {rates.shape} and {ratios.shape}")
+    mean = ratios.mean(axis=(0, 1))
+    splits = np.maximum(1, np.ceil(np.sqrt(np.maximum(-mean, 0.0) / SWAP_LOG_RATIO_AIM)))
+    return ReplicaSwaps(rates[:, -1].mean(axis=0), mean, splits.astype(np.int64))
+
+
+def replica_words(swaps: ReplicaSwaps) -> str:
+    """The replicas' exchanges in plain words: one line when every neighbouring pair swaps,
+    else which pairs do not, how far their swaps' log ratios are from what exchanges, and
+    about how many replicas would."""
+    rates = ", ".join(f"{r:.2f}" for r in swaps.rates)
+    if not swaps.stuck:
+        return (f"replica exchange: every neighbouring pair of replicas swaps (accepted shares "
+                f"{rates})")
+    pairs = ", ".join(f"({r}, {r + 1})" for r in swaps.stuck)
+    worst = min(swaps.stuck, key=lambda r: swaps.mean_log_ratios[r])
+    first = swaps.stuck[0]
+    reach = ("the cold replica's draws are its own chain's, as without tempering" if first == 0
+             else f"the states of replicas {first + 1} and above do not reach the cold one")
+    return (f"replica exchange: replicas {pairs} do not exchange (accepted shares {rates}): "
+            f"their swaps' log ratios average down to {swaps.mean_log_ratios[worst]:.4g} nats, "
+            f"and a pair swaps often only near -{SWAP_LOG_RATIO_AIM:g}, so {reach}. About "
+            f"{swaps.replicas_needed} replicas over the same powers would exchange (the "
+            "log ratio grows as the square of the powers' gap); where that is too many, "
+            "dispersed starts and several chains are the way to see modes")
