@@ -18,7 +18,8 @@ sampler with its default options. Parts (each writes ``modes_long_documents.PART
   chain of ``--bad-sampler`` with ``--bad-init``, rerun for ``--bad-iterations``), continued
   for ``--tempering-iterations`` with the exact sampler alone and with replica exchange
   (``--replicas`` replicas, the hottest at power ``--hottest``): the cold chain's log joint,
-  each replica's, and the swap rates along the way, with CPU time.
+  each replica's, the swap rates and the swaps' log ratios along the way, with CPU time, and
+  what ``diagnose`` says of the replicas' exchanges (``topiczoo.modes.replica_words``).
 
 Timing: process CPU seconds, read by ``fit``'s callback after every chunk; the first chunk
 (iteration 1) holds compilation, so the seconds per iteration are those of the later
@@ -38,7 +39,7 @@ from __future__ import annotations
 import json
 import time
 
-from _harness import RESULTS, command_line, ensure_dir, log, parser, pyplot, save_figure, \
+from _harness import command_line, ensure_dir, log, parser, pyplot, save_figure, \
     saved_args, single_thread, write_json, write_outputs
 
 single_thread()
@@ -110,8 +111,8 @@ class _Trace:
                "log_likelihood": float(d["log_likelihood"][self.chain, -1]),
                "train_accuracy": float(d["train_accuracy"][self.chain, -1])}
         if "replica_log_joint" in d:
-            row["replica_log_joint"] = [float(x) for x in d["replica_log_joint"][self.chain, -1]]
-            row["swap_rate"] = [float(x) for x in d["swap_rate"][self.chain, -1]]
+            for name in ("replica_log_joint", "swap_rate", "swap_log_ratio"):
+                row[name] = [float(x) for x in d[name][self.chain, -1]]
         self.rows.append(row)
 
     def seconds_per_iteration(self) -> float:
@@ -157,6 +158,8 @@ def part_seeds(args, train, test) -> dict:
 
 
 def part_tempering(args, train, test) -> dict:
+    from topiczoo.modes import replica_swaps, replica_words
+
     seed = args.seeds[0]
     log(f"the bad start: {args.bad_sampler}, init {args.bad_init}, seed {seed}, "
         f"{args.bad_iterations} iterations")
@@ -167,9 +170,15 @@ def part_tempering(args, train, test) -> dict:
     tempered = f"exact:replicas={args.replicas},hottest={args.hottest}"
     for sampler in ("exact", tempered):
         log(f"continued with {sampler} to iteration {total}")
-        _, trace = _fit(args, train, sampler, seed, total, start=bad)
+        result, trace = _fit(args, train, sampler, seed, total, start=bad)
         runs[sampler] = trace.rows
-    return {"runs": runs, "tempered": tempered}
+    swaps = replica_swaps(result.draws["swap_rate"], result.draws["swap_log_ratio"])
+    words = replica_words(swaps)
+    log(words)
+    return {"runs": runs, "tempered": tempered,
+            "swaps": {"rates": swaps.rates.tolist(),
+                      "mean_log_ratios": swaps.mean_log_ratios.tolist(),
+                      "replicas_needed": swaps.replicas_needed, "words": words}}
 
 
 def report(out) -> None:
@@ -202,6 +211,9 @@ def report(out) -> None:
                 lines.append(f"| {run} | {rows[-1]['iteration']} | "
                              f"{rows[-1]['log_joint']:.6g} | {rows[-1]['cpu_seconds']:.0f} | "
                              f"{swaps} |")
+            if "swaps" in record:  # what diagnose says of the replica-exchange run
+                lines += ["", "`diagnose` on the replica-exchange run: "
+                          f"{record['swaps']['words']}."]
         lines.append("")
 
     def draw(path):

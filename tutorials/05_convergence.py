@@ -317,7 +317,8 @@ for label, run in (("dispersed (default)", real), ("uniform", uniform)):
 # the light sampler from each start, and then, from a chain settled in a worse mode, the exact
 # sampler alone against replica exchange (`sampler="exact:replicas=4,hottest=0.9"`: four
 # replicas with $p(W \mid Z)$ raised to powers from 1 down to 0.9, neighbours swapped by the
-# exact Metropolis ratio of their log joints; the cold replica's draws are the chain's).
+# exact Metropolis ratio of their tempered densities; the cold replica's draws are the
+# chain's).
 
 # %%
 print((REPO / "studies" / "results" / "modes_long_documents.md").read_text())
@@ -334,14 +335,17 @@ display(Image(filename=str(REPO / "studies" / "results" / "modes_long_documents.
 #   several chains from dispersed starts and compare their log joints (`topiczoo diagnose`
 #   does, and names the best chain).
 # * **The light sampler is no worse at finding the mode** from the same start (its three
-#   dispersed seeds end within the exact sampler's range), at about twice the exact
+#   dispersed seeds end within the exact sampler's range), at two to three times the exact
 #   sampler's time per iteration here ($K = 20$: light pays off from about $K = 200$).
 # * **Replica exchange did not help here.** From a light chain stuck at -6.36M, the tempered
 #   chain (4 replicas, powers 1 to 0.9) climbed about as fast as the exact sampler alone
-#   (-6.323M against -6.329M after 100 iterations) at 3.5x its CPU time: not one swap was
-#   accepted (swap rates 0). With 862,000 tokens, $\log p(W \mid Z)$ of neighbouring
-#   replicas differs by thousands of nats, and a power step of 0.035 times 3,000 nats makes
-#   a swap's acceptance ratio $e^{-105}$. Replica
+#   (-6.323M against -6.329M after 100 iterations) at 4.1x its CPU time: not one swap was
+#   accepted (swap rates 0), although its hottest replica reached -6.126M, the dispersed
+#   starts' mode. With 862,000 tokens, $\log p(W \mid Z)$ of neighbouring replicas differs
+#   by tens of thousands of nats, and a power step of 0.035 times that makes a swap's log
+#   ratio about -1,500 to -2,700 (the table's last line: what `topiczoo diagnose` says of
+#   such a run). A pair swaps often near -2, and the log ratio shrinks as the square of the
+#   power step, so about 98 replicas between the powers 1 and 0.9 would exchange. Replica
 #   exchange is exact (`tests/test_tempering.py`), but on a corpus this large its ladder
-#   would need hundreds of replicas to swap at all. Here dispersed starts and several
-#   chains are the practical defence.
+#   needs about a hundred replicas. Here dispersed starts and several chains are the
+#   practical defence.
