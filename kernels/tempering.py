@@ -364,8 +364,13 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
     def upgrade(named: dict, data) -> dict:
         """A state of the untempered chain (``keystr`` path -> array [C, ...]) as one of
         replica exchange: every replica a copy of it, no swaps yet (``fit(start=...)`` from a
-        run of the family's sampler, or its checkpoint)."""
+        run of the family's sampler, or its checkpoint). A replica-exchange state written
+        before the ``swap_log_ratio`` monitor (2026-11-30) gains it as zeros (the next draw
+        computes it)."""
         if any(key.startswith(".state.replicas") for key in named):
+            if ".info['swap_log_ratio']" not in named:
+                named = {**named, ".info['swap_log_ratio']": np.zeros_like(
+                    named[".info['swap_rate']"], np.float32)}
             return named
         if sampler.upgrade is not None:
             named = sampler.upgrade(named, data)

@@ -9,6 +9,8 @@ tests' (``test_enumeration.py``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import numba
 import numpy as np
@@ -181,3 +183,8 @@ def test_a_stuck_run_continues_with_replica_exchange():
     on = fit(model, corpus, sampler="exact:replicas=3", num_iterations=7, start=first, **kw)
     assert on.iterations_done == 7 and on.draws["log_joint"].shape == (2, 3)
     assert on.draws["replica_log_joint"].shape == (2, 3, 3)
+    # a replica-exchange run's state from before the swap_log_ratio monitor goes on too
+    older = dataclasses.replace(on, state=on.state._replace(
+        info={k: v for k, v in on.state.info.items() if k != "swap_log_ratio"}))
+    later = fit(model, corpus, sampler="exact:replicas=3", num_iterations=9, start=older, **kw)
+    assert later.draws["swap_log_ratio"].shape == (2, 2, 2)
