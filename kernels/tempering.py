@@ -4,7 +4,8 @@ Single-token moves do not cross between the modes of a topic model's posterior o
 documents. Replica exchange runs R copies ("replicas") of one chain side by side, replica r at
 the tempered target
 
-    pi_r(Z, eta, augmentation)  propto  p(W | Z)^tau_r  p(Z | alpha) p(eta) g(y, augmentation | Z, eta)
+    pi_r(Z, eta, augmentation)  propto  p(W | Z)^tau_r  p(Z | alpha) p(eta)
+                                        * g(y, augmentation | Z, eta)
 
 (tau_0 = 1 > tau_1 > ... > tau_{R-1} > 0: only the word likelihood p(W | Z), topics integrated
 out, is raised to a power; g is the response's augmented factor, untempered), and after every
@@ -207,8 +208,8 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
     counts rebuilt on the host from z, as ``kernels.assignments``).
 
     Args as ``kernels.assignments.collapsed_assignments_step``, with ``power`` in (0, 1]
-    (float32 [], may be traced). Returns (z int32 [N], n_dk int32 [D, K], log p(W | Z) float32 [] of the new z,
-    untempered). Works under jit and vmap (chains) and lax loops."""
+    (float32 [], may be traced). Returns (z int32 [N], n_dk int32 [D, K], log p(W | Z)
+    float32 [] of the new z, untempered). Works under jit and vmap (chains) and lax loops."""
     alpha, beta = float(alpha), float(beta)
     num_topics, vocab_size = int(num_topics), int(vocab_size)
 
@@ -306,8 +307,9 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
     the family has it), ``swap_rate`` [R - 1] (the share of proposed swaps of (r, r + 1)
     accepted so far) and ``swap_log_ratio`` [R - 1] (:func:`swap_log_ratios` of the draw's
     replicas: what an exchange of (r, r + 1) would have as its log ratio; a pair swaps often
-    when it stays within a few nats of 0, ``topiczoo.modes.replica_words``). Snapshots are the cold replica's. The swap move is
-    :func:`swap_replicas`, looked up when the step is traced.
+    when it stays within a few nats of 0, ``topiczoo.modes.replica_words``). Snapshots are
+    the cold replica's. The swap move is :func:`swap_replicas`, looked up when the step is
+    traced.
 
     The replicas are a ``lax.map`` over the replica axis: the cycle is traced once, with its
     power a traced scalar (float32 []), and a host callback inside it sees the chain axis
