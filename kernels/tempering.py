@@ -337,11 +337,15 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
                                      jnp.asarray(power_array)))
         return state._replace(replicas=replicas)
 
+    def log_densities_of(replicas, data):
+        """Each replica's log density of the tempered part, float32 [R]."""
+        return jax.lax.map(lambda r: tempering.log_density(r, data), replicas)
+
     def swaps(key, state, data):
         """One swap move between neighbouring replicas."""
         parity_key, swap_key = jax.random.split(key)
         parity = jax.random.bernoulli(parity_key).astype(jnp.int32)
-        log_densities = jax.lax.map(lambda r: tempering.log_density(r, data), state.replicas)
+        log_densities = log_densities_of(state.replicas, data)
         replicas, attempted, accepted = swap_replicas(swap_key, state.replicas, log_densities,
                                                       power_array, parity)
         return TemperedState(replicas, state.attempted + attempted, state.accepted + accepted)
@@ -352,8 +356,8 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         if "log_joint" in out:
             out["replica_log_joint"] = per_replica["log_joint"]
         out["swap_rate"] = state.accepted / jnp.maximum(state.attempted, 1).astype(jnp.float32)
-        log_densities = jax.lax.map(lambda r: tempering.log_density(r, data), state.replicas)
-        out["swap_log_ratio"] = swap_log_ratios(log_densities, power_array)
+        out["swap_log_ratio"] = swap_log_ratios(log_densities_of(state.replicas, data),
+                                                power_array)
         return out
 
     def snapshot(state) -> dict:

@@ -172,6 +172,7 @@ def part_tempering(args, train, test) -> dict:
         log(f"continued with {sampler} to iteration {total}")
         result, trace = _fit(args, train, sampler, seed, total, start=bad)
         runs[sampler] = trace.rows
+    # the replica-exchange run's swaps (the loop's last run)
     swaps = replica_swaps(result.draws["swap_rate"], result.draws["swap_log_ratio"])
     words = replica_words(swaps)
     log(words)
