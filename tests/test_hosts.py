@@ -4,7 +4,8 @@ through JAX's multi-process runtime (gloo collectives on CPU).
 * Two processes of one CPU device each, a mesh of both: the same z, n_dk and log-likelihood,
   bit for bit, in three vmapped chains of scanned steps, as one process with no mesh
   (``step_digest``, the problem of ``test_parallel_jax``'s device test); the word-topic counts
-  left out of the ``psum`` (across the processes) change them.
+  left out of the ``psum`` (across the processes), or a document's stream keyed by its row
+  instead of its number, change them.
 * The same with two devices in each process (four in the mesh): the exhaustive tier.
 * A whole ``fit(..., sampler="parallel:z=jax")`` run by two processes (each building the same
   corpus; the sampler's mesh is ``jax.devices()``, both processes' devices): the state of one
@@ -63,7 +64,9 @@ print(json.dumps({
     "devices": len(jax.devices()), "local": len(jax.local_devices()),
     "mesh": step_digest.digest(mesh, place=place, num_buckets=num_buckets),
     "no-psum": step_digest.digest(mesh, step_digest.no_psum_step(), place=place,
-                                  num_buckets=num_buckets)}))
+                                  num_buckets=num_buckets),
+    "row-keyed": step_digest.digest(mesh, step_digest.row_keyed_step(), place=place,
+                                    num_buckets=num_buckets)}))
 """
 
 _UNREACHABLE = """
@@ -107,14 +110,17 @@ def _assert_same_draws(reference: dict, ranks: list[dict], devices_each: int):
     for got in ranks:
         assert (got["devices"], got["local"]) == (2 * devices_each, devices_each), got
         assert got["mesh"] == reference["digest"], (reference, ranks)
-        # the planted mutant: each device draws Phi from its own documents' counts
+        # the planted mutants: each device draws Phi from its own documents' counts; a
+        # document's stream keyed by its row on its device instead of its number
         assert got["no-psum"] != reference["digest"], (reference, ranks)
+        assert got["row-keyed"] != reference["digest"], (reference, ranks)
     assert ranks[0]["no-psum"] == ranks[1]["no-psum"]
 
 
 def test_two_processes_draw_what_one_process_draws():
     """Two processes of one CPU device each (gloo), the documents sharded over both: the
-    draws of one process with no mesh, bit for bit; the psum left out changes them."""
+    draws of one process with no mesh, bit for bit; the psum left out, or the streams keyed
+    by row, change them."""
     reference, ranks = _two_processes(1)
     _assert_same_draws(reference, ranks, 1)
 
