@@ -1,12 +1,15 @@
 #!/usr/bin/env python
 """The light sampler's iteration against the exact one's, side by side.
 
-On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666) with multi-task Gibbs
-MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64, alpha = 1 total,
-beta = 0.01, nu2 = 1, as ``studies/light_20news.py``'s ``build``), one chain, one thread, for
-each K in ``--topics`` (default 20 100 400), in one process, for each sampler of
-``--samplers`` (default ``exact``, whose eta draw is the float64 Cholesky, ``exact:eta=qr``,
-the float32 QR that was the default before, and ``light``):
+On ``load_dataset("20news")`` (1,467,718 training tokens, V = 53,666; ``--corpus
+long-documents``: the 862,000 tokens of ``studies/modes_long_documents.py``, 8 classes) with
+multi-task Gibbs MedLDA (``medlda-multitask``: a one-vs-all hinge task per class, c = 1,
+ell = 64, alpha = 1 total, beta = 0.01, nu2 = 1, as ``studies/light_20news.py``'s ``build``),
+one chain, one thread, for each K in ``--topics`` (default 20 100 400), in one process, for
+each sampler of ``--samplers`` (default ``exact``, whose eta draw is the float64 Cholesky, ``exact:eta=qr``,
+the float32 QR that was the default before, and ``light:z_draw=mh``, the light sampler's
+Metropolis-Hastings sweep at every K; ``light`` alone runs as the exact sampler below
+``models.parametric.MH_FROM_TOPICS`` topics, 256, near where the two cost the same):
 
 1. **kernel step** (what numpyro calls per iteration: every block, eta included, and the
    monitors; ``GibbsKernel.sample``, jitted): all samplers start from the same state: Z
@@ -39,6 +42,11 @@ Usage::
     python benchmarks/light_vs_exact_step.py                     # K = 20 100 400
     python benchmarks/light_vs_exact_step.py --topics 400 --rounds 3 --fit-rounds 3 \\
         --out benchmarks/results/light_vs_exact_step.txt
+    python benchmarks/light_vs_exact_step.py --samplers exact light:z_draw=mh \\
+        --topics 150 250 350 --fit-rounds 1 --out benchmarks/results/light_crossover.20news.txt
+    python benchmarks/light_vs_exact_step.py --corpus long-documents \\
+        --samplers exact light:z_draw=mh --topics 20 150 250 350 --fit-rounds 1 \\
+        --out benchmarks/results/light_crossover.long_documents.txt
 """
 
 from __future__ import annotations
@@ -68,26 +76,30 @@ from topiczoo.models.supervised import corpus_data, task_of  # noqa: E402
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "light_vs_exact_step.txt")
-SAMPLERS = ("exact", "exact:eta=qr", "light")
+SAMPLERS = ("exact", "exact:eta=qr", "light:z_draw=mh")
 FLOOR = "light floor"
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samplers", nargs="+", default=list(SAMPLERS),
-                   help="exact samplers, then light (default: exact exact:eta=qr light)")
+                   help="exact samplers, then a light one "
+                        "(default: exact exact:eta=qr light:z_draw=mh)")
     p.add_argument("--topics", type=int, nargs="+", default=[20, 100, 400], metavar="K")
     p.add_argument("--burnin", type=int, default=2, help="exact iterations before timing (2)")
     p.add_argument("--rounds", type=int, default=3, help="timed kernel steps per sampler (3)")
     p.add_argument("--fit-rounds", type=int, default=3, help="timed fits per sampler (3)")
     p.add_argument("--fit-iterations", type=int, default=3,
                    help="iterations of a fit's timed chunk (3)")
+    p.add_argument("--corpus", choices=("20news", "long-documents"), default="20news",
+                   help="20news's training set (default) or the long documents of "
+                        "studies/modes_long_documents.py (8 classes, 2,000 tokens each)")
     p.add_argument("--label", default="", help="a note for the output's header")
     p.add_argument("--out", default=DEFAULT_OUT)
     args = p.parse_args(argv)
-    if args.samplers[-1] != "light" or not all(
+    if args.samplers[-1].split(":")[0] != "light" or not all(
             name.split(":")[0] == "exact" for name in args.samplers[:-1]) or len(args.samplers) < 2:
-        p.error("--samplers: one or more exact samplers, then light")
+        p.error("--samplers: one or more exact samplers, then a light one")
     return args
 
 
@@ -169,11 +181,20 @@ def main(argv=None):
         print(text, flush=True)
         lines.append(text)
 
-    corpus = load_dataset("20news").train
+    if args.corpus == "20news":
+        corpus = load_dataset("20news").train
+    else:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "studies"))
+        from modes_long_documents import long_documents
+
+        corpus = long_documents()[0]
     log(f"light_vs_exact_step  {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}"
         + (f"  ({args.label})" if args.label else ""))
-    log(f"data: 20news train D={corpus.num_docs} N={corpus.num_tokens} V={corpus.vocab_size}")
-    log("model: medlda-multitask (20 one-vs-all hinge tasks, c=1, ell=64), alpha=1 total, "
+    log(f"data: {args.corpus} train D={corpus.num_docs} N={corpus.num_tokens} "
+        f"V={corpus.vocab_size}")
+    log(f"model: medlda-multitask ({corpus.num_classes} one-vs-all hinge tasks, c=1, ell=64), "
+        "alpha=1 total, "
         "beta=0.01, nu2=1; one chain, one thread; samplers " + ", ".join(args.samplers))
     log(f"settings: kernel step: {args.burnin} burn-in steps of {args.samplers[0]}, "
         f"then {args.rounds} interleaved timed steps each; fit: {args.fit_rounds} interleaved "
@@ -207,11 +228,12 @@ def main(argv=None):
             f"{'ratio':>6}")
     log(head)
     log("-" * len(head))
+    light_name = args.samplers[-1]
     for r in rows:
         for s in args.samplers:
             step, fit_ = r[f"step {s}"], r[f"fit {s}"]
-            ratios = ("", "") if s == "light" else (
-                f"{step / r['step light']:6.2f}", f"{fit_ / r['fit light']:6.2f}")
+            ratios = ("", "") if s == light_name else (
+                f"{step / r[f'step {light_name}']:6.2f}", f"{fit_ / r[f'fit {light_name}']:6.2f}")
             log(f"{r['K']:4d} | {s:<{width}} | {step:7.3f} | {ratios[0]:>6} | {fit_:7.3f} | "
                 f"{ratios[1]:>6}")
     log(f"\n{FLOOR}: light's Z sweep with no response (T = 0, {SamplerOptions.mh_steps} "

@@ -16,6 +16,10 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
   the host, O(sum_d nnz_d) per task), Z by the light Metropolis-Hastings sweep
   (``kernels.light.light_assignments_step``), the same augmentation draw. Each block leaves
   the posterior invariant, so the cycle targets the same posterior as the exact sampler.
+  Below :data:`MH_FROM_TOPICS` topics, where the exact sweep's K weights a token cost less
+  than the Metropolis-Hastings steps, ``light`` with no option is the exact sampler, bit for
+  bit (option ``z_draw``: ``auto``, the default, or ``mh``, LightMedLDA at every K;
+  :meth:`SamplerOptions.runs_as`).
 * ``"parallel"`` (document-parallel, partially collapsed): the exact sampler's cycle with Z
   drawn by ``kernels.parallel.parallel_assignments_step``: the topics Phi drawn from their
   Dirichlet conditional, then every document at once given Phi (on every core: the draws are
@@ -35,7 +39,7 @@ is raised to powers from 1 down to ``hottest``, with exact swaps of neighbours
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
-``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"exact:eta=qr"``.
+``"light:mh_steps=3,proposals=cycle,eta_sweeps=2"``, ``"light:z_draw=mh"``, ``"exact:eta=qr"``.
 
 State (both samplers): :class:`ParametricState`, the topic assignments z and their document
 counts n_dk, eta [T, K] and the response's augmentation variables; no V x K array (each Z step
@@ -135,6 +139,11 @@ class SamplerOptions:
     proposals: light only: ``"mixture"`` (each step's proposal, document / word / response,
       drawn at random; default) or ``"cycle"`` (in turn, from the document proposal at each
       token's first step; needs mh_steps >= the number of proposals, 3, or 2 for LDA).
+    z_draw: light only: ``"mh"`` (each token's topic by ``mh_steps`` Metropolis-Hastings
+      steps, ``kernels.light``, at every K) or ``"auto"`` (default: the same from
+      :data:`MH_FROM_TOPICS` topics on or where another light option is given other than its
+      default; below, with none, the exact sampler, whose K weights a token cost less than
+      the steps; :meth:`runs_as`).
     replicas: exact only: R >= 2 runs each chain as replica exchange (``kernels.tempering``):
       R replicas with p(W | Z) raised to the powers ``hottest``^(r / (R - 1)), exact swaps of
       neighbours after every cycle, the cold replica's draws the chain's; 1 (default): none.
@@ -147,6 +156,7 @@ class SamplerOptions:
     z: str = "host"
     mh_steps: int = 6
     proposals: str = "mixture"
+    z_draw: str = "auto"
     replicas: int = 1
     hottest: float = 0.5
 
@@ -158,18 +168,38 @@ class SamplerOptions:
                    if getattr(self, key) != getattr(default, key)]
         return self.name + (":" + ",".join(changed) if changed else "")
 
+    def runs_as(self, num_topics: int) -> SamplerOptions:
+        """The sampler whose blocks run at K = ``num_topics``: these options, except for
+        ``light`` with no option below :data:`MH_FROM_TOPICS` topics (``z_draw="auto"``),
+        which runs as the exact sampler (``SamplerOptions("exact")``)."""
+        if self.name == "light" and self == SamplerOptions("light") and \
+                num_topics < MH_FROM_TOPICS:
+            return SamplerOptions("exact")
+        return self
+
 
 # option -> (allowed values, or None for an integer in [1, _MAX_COUNT]), per sampler
 _OPTIONS = {
     "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None, "replicas": None,
               "hottest": float},
-    "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None},
+    "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None,
+              "z_draw": ("auto", "mh")},
     "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None,
                  "z": ("host", "jax")},
 }
 
 
 _MAX_COUNT = 1000  # MH steps per token, eta sweeps per iteration: more is a mistake
+
+#: The light sampler's ``z_draw="auto"`` draws tokens by Metropolis-Hastings steps from this
+#: many topics on, and runs as the exact sampler below (the collapsed sweep's K weights a token
+#: and the Cholesky eta draw), where the 6 steps a token cost more than the K weights.
+#: Iterations of the two, one thread, exact / light's steps (``benchmarks/light_vs_exact_step.py
+#: --samplers exact light:z_draw=mh``, ``benchmarks/results/light_crossover.*.txt``): on 20news
+#: with 20 tasks (130 tokens a document) 0.66 at K = 150, 1.00 at 250, 1.28 at 350; on the long
+#: documents of ``studies/modes_long_documents.py`` (8 tasks, 2,000 tokens) 0.40 at K = 20,
+#: 0.72 at 150, 1.03 at 250, 1.28 at 350.
+MH_FROM_TOPICS = 256
 
 
 def _option_help(sampler: str) -> str:
@@ -183,9 +213,9 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
 
     Options: exact and parallel: ``eta`` (cholesky|qr|coordinate), ``eta_sweeps`` (passes of
     coordinate-wise eta, an integer in [1, 1000]); parallel: ``z`` (host|jax; default jax
-    where JAX's default backend is a GPU, so that the canonical name says which ran); light: ``mh_steps`` (an integer in
-    [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``. Raises ``ValueError`` naming
-    the bad part and the allowed values.
+    where JAX's default backend is a GPU, so that the canonical name says which ran); light:
+    ``mh_steps`` (an integer in [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``,
+    ``z_draw`` (auto|mh). Raises ``ValueError`` naming the bad part and the allowed values.
     """
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "
@@ -460,8 +490,10 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     """The exact, the light or the parallel sampler (module docstring); cached, so equal models
     share one compiled kernel step. All hold a :class:`ParametricState` and differ in the Z step
     (the collapsed Gibbs sweep, the light Metropolis-Hastings sweep or the partially collapsed
-    document-parallel step) and in the eta draw."""
+    document-parallel step) and in the eta draw. Named by ``options``, it runs the blocks of
+    ``options.runs_as(K)`` (``light`` below :data:`MH_FROM_TOPICS` topics: the exact ones)."""
     num_topics = model.num_topics
+    name, options = options.spec(), options.runs_as(num_topics)
     devices = jax.devices() if options.z == "jax" else ()  # the JAX engine's documents' mesh
     mesh = jax.sharding.Mesh(np.array(devices), ("docs",)) if len(devices) > 1 else None
 
@@ -529,7 +561,7 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
     if model.response is not None:
         blocks = (eta_block(model.response, _eta_draw(model, options, num_threads)), topics_block,
                   augmentation_block(model.response, _scores))
-    sampler = Sampler(options.spec(), init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
+    sampler = Sampler(name, init, blocks, monitors, snapshot, PARAMETRIC_MONITORS,
                       upgrade=upgrade_checkpoint_state,
                       memory=partial(_memory, num_topics, options, model.supervised),
                       prepare=prepare if options.z == "jax" else None,

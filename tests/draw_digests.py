@@ -58,6 +58,11 @@ values up to float32 rounding. The digests of all 14 cases that cover ``log_join
 sHDP ones, whose p(Z) term is its own, unchanged) were computed without it before and after
 the change: the same, bit for bit.
 
+On 2026-11-30 the light sampler with no option began to run as the exact sampler below
+``models.parametric.MH_FROM_TOPICS`` topics (``z_draw="auto"``): the light cases, at K = 3,
+now name ``z_draw=mh`` where they named no option, LightMedLDA as they were recorded, and
+their digests are unchanged.
+
 When the chains' default start became the dispersed one (``fit(init="dispersed")``: Z from
 its prior), the recorded cases kept checking the start they were recorded with: they are run
 with ``init="uniform"`` (the earlier default, still selectable), and ``DISPERSED_CASES`` were
@@ -116,10 +121,11 @@ CASES = {
 # cases added later (every sampler and family): (registry name, options, labels, sampler);
 # their snapshot digest covers every array of the snapshot
 MORE_CASES = {
-    "lda/light": ("lda", {}, None, "light"),
-    "gslda/light": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light"),
-    "medlda-multilabel/light": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL, "light"),
-    "medlda-regression/light": ("medlda-regression", {"c": 2.0, "eps": 0.1}, RATINGS, "light"),
+    "lda/light": ("lda", {}, None, "light:z_draw=mh"),
+    "gslda/light": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light:z_draw=mh"),
+    "medlda-multilabel/light": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL, "light:z_draw=mh"),
+    "medlda-regression/light": ("medlda-regression", {"c": 2.0, "eps": 0.1}, RATINGS,
+                                "light:z_draw=mh"),
     "slda-gaussian/light": ("slda-gaussian", {}, RATINGS, "light:mh_steps=3,proposals=cycle"),
     "medlda-multitask/light": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
                                "light:eta_sweeps=2"),
@@ -141,7 +147,7 @@ DISPERSED_CASES = {
     "lda/dispersed": ("lda", {}, None, "exact"),
     "medlda-multitask/dispersed": ("medlda-multitask", {"c": 1.0, "ell": 2.0}, CLASSES,
                                    "exact"),
-    "gslda/light/dispersed": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light"),
+    "gslda/light/dispersed": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "light:z_draw=mh"),
     "shdp-hinge/dispersed": ("shdp-hinge", {"ell": 2.0}, BINARY, "exact"),
 }
 # the parallel sampler (numba engine), recorded before its per-token table upkeep became the

@@ -138,8 +138,8 @@ def test_ctrl_c_inside_the_numba_sweep_is_a_keyboard_interrupt_and_resumes(
     import topiczoo.kernels.light as light
 
     corpus = small_corpus()
-    kw = dict(sampler="light", num_chains=2, num_iterations=12, num_burnin=6, num_snapshots=2,
-              progress=False, chunk=3, seed=1)
+    kw = dict(sampler="light:z_draw=mh", num_chains=2, num_iterations=12, num_burnin=6,
+              num_snapshots=2, progress=False, chunk=3, seed=1)
     straight = fit(medlda(3, ell=2.0), corpus, **kw)
     sweep, calls = light._light_sweep, []
 
@@ -197,7 +197,7 @@ def test_checkpoint_of_another_run_is_refused(tmp_path, change, match):
 def test_a_run_started_from_another_continues_it_exactly():
     """start=: the same sampler continued from a 6-iteration run gives the draws, snapshots and
     state of one 12-iteration run; another sampler of the family (the same state) continues
-    from it."""
+    from it, and ``light``, the exact sampler at K = 3, continues it as the exact one does."""
     corpus = small_corpus()
     kw = dict(num_chains=2, num_burnin=6, num_snapshots=2, progress=False, chunk=3, seed=1)
     straight = fit(medlda(3, ell=2.0), corpus, num_iterations=12, **kw)
@@ -213,11 +213,17 @@ def test_a_run_started_from_another_continues_it_exactly():
         for name in a.arrays:
             np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
     np.testing.assert_array_equal(second.state.state.z, straight.state.state.z)
-    for sampler in ("exact:eta=coordinate", "light"):
+    for sampler in ("exact:eta=coordinate", "light:z_draw=mh"):
         other = fit(medlda(3, ell=2.0), corpus, num_iterations=12, start=first, sampler=sampler,
                     **kw)
         assert other.sampler == sampler and other.iterations_done == 12
         assert not np.array_equal(other.draws["eta"], second.draws["eta"])
+    # light with no option runs as the exact sampler at K = 3, under its own name
+    light = fit(medlda(3, ell=2.0), corpus, num_iterations=12, start=first, sampler="light",
+                **kw)
+    assert light.sampler == "light"
+    for name in second.draws:
+        np.testing.assert_array_equal(light.draws[name], second.draws[name])
 
 
 def _other_labels(corpus):

@@ -97,7 +97,8 @@ def _frequencies(model, sampler: str, seed: int = 0) -> np.ndarray:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sampler", ["light", "light:proposals=cycle"], ids=["mixture", "cycle"])
+@pytest.mark.parametrize("sampler", ["light:z_draw=mh", "light:proposals=cycle"],
+                         ids=["mixture", "cycle"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_light_kernel_matches_enumeration(case, sampler):
     target = _exact(case)
@@ -167,6 +168,47 @@ def test_sampler_names_parse_to_one_canonical_spelling():
     assert model.samplers == ("exact", "light", "parallel")
     assert model.sampler("light:mh_steps=2", 5).name == "light:mh_steps=2"
     assert model.sampler("light:mh_steps=2", 5) is model.sampler("light:mh_steps=2", 5)
+    assert sampler_options("light:z_draw=auto").spec() == "light"
+    assert sampler_options("light:z_draw=mh").spec() == "light:z_draw=mh"
+
+
+@pytest.mark.parametrize("spec, num_topics, runs_as", [
+    ("light", parametric.MH_FROM_TOPICS - 1, "exact"),
+    ("light", parametric.MH_FROM_TOPICS, "light"),
+    ("light:mh_steps=6", 20, "exact"),  # the default, not a request
+    ("light:mh_steps=2", 20, "light:mh_steps=2"),
+    ("light:proposals=cycle", 20, "light:proposals=cycle"),
+    ("light:eta_sweeps=2", 20, "light:eta_sweeps=2"),
+    ("light:z_draw=mh", 20, "light:z_draw=mh"),
+    ("exact:eta=qr", 20, "exact:eta=qr"),
+])
+def test_light_is_the_exact_sampler_below_its_crossover(spec, num_topics, runs_as):
+    assert sampler_options(spec).runs_as(num_topics).spec() == runs_as
+    assert medlda(num_topics).sampler(spec, 5).name == sampler_options(spec).spec()
+
+
+def _one_step(model, sampler, seed=3):
+    """The state after init and two kernel steps of ``sampler`` from the same key."""
+    kernel = GibbsKernel(model, VOCAB, sampler=sampler)
+    data = _data(model)
+    state = kernel.init(jax.random.PRNGKey(seed), 0, None, (data,), {})
+    for _ in range(2):
+        state = kernel.sample(state, (data,), {})
+    return jax.tree.map(np.asarray, state)
+
+
+@pytest.mark.parametrize("num_topics, same_as", [
+    (3, "exact"), (parametric.MH_FROM_TOPICS, "light:z_draw=mh")])
+def test_light_draws_what_it_runs_as(num_topics, same_as):
+    """``light`` (z_draw=auto) draws, bit for bit, what the exact sampler draws below
+    MH_FROM_TOPICS topics and LightMedLDA from there on; the other one (what a mix-up would
+    run) draws otherwise."""
+    model = medlda(num_topics, c=3.0, ell=0.5, alpha=ALPHA, beta=BETA)
+    light, same = _one_step(model, "light"), _one_step(model, same_as)
+    other = _one_step(model, "light:z_draw=mh" if num_topics == 3 else "exact")
+    jax.tree.map(np.testing.assert_array_equal, light, same)
+    assert not np.array_equal(light.state.z, other.state.z) or \
+        not np.array_equal(light.state.eta, other.state.eta)
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -179,11 +221,13 @@ def test_sampler_names_parse_to_one_canonical_spelling():
                                                                 "integer in [1, 1000]"),
     ("light:proposals=random", "proposals must be one of mixture, cycle, got 'random'"),
     ("light:eta=qr", "bad option 'eta=qr'; its options: mh_steps=<integer 1-1000>, "
-                     "proposals=mixture|cycle, eta_sweeps=<integer 1-1000>"),
+                     "proposals=mixture|cycle, eta_sweeps=<integer 1-1000>, "
+                     "z_draw=auto|mh"),
     ("light:mh_steps=2,proposals=cycle", "mh_steps=2 would never use the last; give "
                                          "mh_steps >= 3"),
     ("light:mh_steps", "bad option 'mh_steps'"),
     ("light:mh_steps=2,mh_steps=3", "option mh_steps given twice"),
+    ("light:z_draw=gibbs", "z_draw must be one of auto, mh, got 'gibbs'"),
     ("light:", "empty option list"),
     ("exact:eta_sweeps=2", "eta_sweeps needs eta=coordinate"),
     ("exact:eta=cholesky,eta_sweeps=2", "eta_sweeps needs eta=coordinate"),

@@ -31,9 +31,9 @@ NUM_STEPS = 4
 # name -> (registry model, options, labels, sampler)
 CASES = {
     "lda": ("lda", {}, None, "exact"),
-    "lda/light": ("lda", {}, None, "light"),
+    "lda/light": ("lda", {}, None, "light:z_draw=mh"),
     "gslda": ("gslda", {"c": 2.0, "nu2": 2.0}, BINARY, "exact"),
-    "gslda/light": ("gslda", {"c": 2.0}, BINARY, "light"),
+    "gslda/light": ("gslda", {"c": 2.0}, BINARY, "light:z_draw=mh"),
     "gslda/parallel": ("gslda", {"c": 2.0}, BINARY, "parallel"),
     "medlda": ("medlda", {"c": 2.0, "ell": 2.0}, BINARY, "exact"),
     "medlda-multilabel": ("medlda", {"c": 1.0, "ell": 1.0}, MULTILABEL, "exact"),
