@@ -3,7 +3,10 @@
 
 Multi-task Gibbs MedLDA (``medlda-multitask``: 20 one-vs-all hinge tasks, c = 1, ell = 64,
 alpha = 1/K per topic, beta = 0.01, nu2 = 1) on ``load_dataset("20news")`` (11,269 training
-documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Parts (each writes
+documents, 1,467,718 tokens; 7,505 test documents), one chain, one thread. Its records were
+made when ``light`` was always the Metropolis-Hastings sweep; since 2026-11-30 ``light`` runs
+as the exact sampler below 256 topics (``models.parametric.MH_FROM_TOPICS``), so a rerun
+of its light runs below that names ``--samplers light:z_draw=mh``. Parts (each writes
 ``light_20news.PART.json``; ``--part report`` turns them into ``light_20news.md`` and ``.png``):
 
 * ``grid``: for each K in ``--grid-topics``, the exact sampler, the light sampler (6 MH steps,

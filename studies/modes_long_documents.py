@@ -6,7 +6,9 @@ a class into documents of ``--length`` (2,000) tokens, over the ``--vocabulary``
 words most frequent in training, the 20 newsgroups merged into 8 classes (:data:`GROUPS`):
 431 training documents (862,000 tokens) and 269 test documents. The model: multi-task
 Gibbs MedLDA (``medlda-multitask``, c = 1, ell = 64, alpha = 1, beta = 0.01), K = 20, each
-sampler with its default options. Parts (each writes ``modes_long_documents.PART.json``;
+sampler with its default options (at K = 20 ``light`` runs as the exact sampler;
+``light:z_draw=mh`` is LightMedLDA, which the records made before 2026-11-30 call ``light``,
+relabelled). Parts (each writes ``modes_long_documents.PART.json``;
 ``--part report`` turns them into ``modes_long_documents.md`` and ``.png``):
 
 * ``seeds``: one chain per seed (``--seeds``) of each of ``--samplers`` for ``--iterations``
@@ -29,8 +31,10 @@ one run.
 Usage::
 
     python studies/modes_long_documents.py --part seeds
-    python studies/modes_long_documents.py --part seeds --init uniform
-    python studies/modes_long_documents.py --part tempering
+    python studies/modes_long_documents.py --part seeds --init uniform --samplers exact \\
+        light:z_draw=mh
+    python studies/modes_long_documents.py --part tempering --bad-sampler light:z_draw=mh \\
+        --bad-init uniform --seeds 2
     python studies/modes_long_documents.py --part report
 """
 
@@ -247,7 +251,7 @@ def report(out) -> None:
 def _parser():
     p = parser(__doc__, topics=20, chains=1, test_burnin=20, test_draws=10)
     p.add_argument("--part", choices=("seeds", "tempering", "report"), required=True)
-    p.add_argument("--samplers", nargs="+", default=["exact", "light"])
+    p.add_argument("--samplers", nargs="+", default=["exact", "light", "light:z_draw=mh"])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--init", choices=("dispersed", "uniform"), default="dispersed")

@@ -313,12 +313,13 @@ for label, run in (("dispersed (default)", real), ("uniform", uniform)):
 # its document. The committed study
 # `studies/modes_long_documents.py` builds such a corpus from 20news (documents of one class
 # concatenated into 2,000-token documents: 431 training documents, 862,000 tokens, 2,000
-# words, 8 classes) and runs multi-task Gibbs MedLDA with $K = 20$: 3 seeds of the exact and
-# the light sampler from each start, and then, from a chain settled in a worse mode, the exact
-# sampler alone against replica exchange (`sampler="exact:replicas=4,hottest=0.9"`: four
-# replicas with $p(W \mid Z)$ raised to powers from 1 down to 0.9, neighbours swapped by the
-# exact Metropolis ratio of their tempered densities; the cold replica's draws are the
-# chain's).
+# words, 8 classes) and runs multi-task Gibbs MedLDA with $K = 20$: 3 seeds of the exact
+# sampler and of LightMedLDA's Metropolis-Hastings steps (`light:z_draw=mh`) from each start
+# (and of `light` itself, which at $K = 20$ runs as the exact sampler), and then, from a
+# chain settled in a worse mode, the exact sampler alone against replica exchange
+# (`sampler="exact:replicas=4,hottest=0.9"`: four replicas with $p(W \mid Z)$ raised to
+# powers from 1 down to 0.9, neighbours swapped by the exact Metropolis ratio of their
+# tempered densities; the cold replica's draws are the chain's).
 
 # %%
 print((REPO / "studies" / "results" / "modes_long_documents.md").read_text())
@@ -334,10 +335,12 @@ display(Image(filename=str(REPO / "studies" / "results" / "modes_long_documents.
 #   single-token moves did not take it out. The seeds' spread is the warning sign: run
 #   several chains from dispersed starts and compare their log joints (`topiczoo diagnose`
 #   does, and names the best chain).
-# * **The light sampler is no worse at finding the mode** from the same start (its three
-#   dispersed seeds end within the exact sampler's range), at two to three times the exact
-#   sampler's time per iteration here ($K = 20$: light pays off from about $K = 200$).
-# * **Replica exchange did not help here.** From a light chain stuck at -6.36M, the tempered
+# * **LightMedLDA is no worse at finding the mode** from the same start (its three
+#   dispersed seeds end within the exact sampler's range), at 2.6 times the exact sampler's
+#   time per iteration here: its 6 steps a token cost more than 20 weights, and they pay off
+#   from about $K = 250$. So `light` runs as the exact sampler below 256 topics (the `light`
+#   rows: the exact rows' draws, at the same time per iteration).
+# * **Replica exchange did not help here.** From a LightMedLDA chain stuck at -6.36M, the tempered
 #   chain (4 replicas, powers 1 to 0.9) climbed about as fast as the exact sampler alone
 #   (-6.323M against -6.329M after 100 iterations) at 4.1x its CPU time: not one swap was
 #   accepted (swap rates 0), although its hottest replica reached -6.126M, the dispersed
