@@ -40,10 +40,14 @@ after each cycle and swap, are draws of the posterior (``tests/test_tempering.py
 frequencies against enumeration, and a hot replica's against the tempered target's).
 
 :func:`replica_exchange` wraps any family's :class:`~topiczoo.kernels.gibbs.Sampler` given
-its tempered cycle: a :class:`Tempering` of ``cycle(key, state, data, power)`` and the
-tempered log density ``log_density(state, data)`` (here log p(W | Z)). The replicas live in one
-state with a leading replica axis, run by ``lax.map``, so the host callbacks see the chain axis
-alone.
+its tempered cycle: a :class:`Tempering` of ``cycle(key, state, data, power)``, the tempered
+log density ``log_density(state, data)`` (here log p(W | Z), float32) and, for the swaps, the
+differences l_{i+1} - l_i between neighbouring replicas as exactly as the family can
+(``log_density_differences``; here summed in float64 on the host,
+``kernels.assignments.log_likelihood_differences``: the difference of two float32 values of
+5.6M nats can be off by 0.5 nats, the swap's log ratio by 0.02 at a power gap of 0.035).
+The replicas live in one state with a leading replica axis, run by ``lax.map``, so the host
+callbacks see the chain axis alone.
 """
 
 from __future__ import annotations
@@ -238,11 +242,16 @@ def tempered_assignments_step(key, z, words, doc_offsets, eta, psi, rho, alpha: 
 class Tempering(NamedTuple):
     """What a family gives :func:`replica_exchange`: ``cycle(key, state, data, power)``, one
     Gibbs cycle of its blocks targeting its posterior with the tempered part raised to
-    ``power`` (float32 [], traced; 1: the posterior), and ``log_density(state, data)``,
-    the log of the tempered part at a state (float32 [])."""
+    ``power`` (float32 [], traced; 1: the posterior), ``log_density(state, data)``, the log
+    l of the tempered part at a state (float32 []), and optionally
+    ``log_density_differences(replicas, data)``, l_{r+1} - l_r (float32 [R - 1]) at the
+    replicas' states (the family's state with a leading replica axis) computed more exactly
+    than the differences of ``log_density``'s float32 values, which the swaps then read
+    (None: those differences)."""
 
     cycle: Callable
     log_density: Callable
+    log_density_differences: Callable | None = None
 
 
 class TemperedState(NamedTuple):
@@ -272,23 +281,25 @@ def replica(state: TemperedState, r: int = 0):
     return jax.tree.map(lambda a: a[r], state.replicas)
 
 
-def swap_log_ratios(log_densities, powers):
+def swap_log_ratios(differences, powers):
     """(tau_r - tau_{r+1}) (l_{r+1} - l_r) [R - 1] (nats, float32): the log ratio of the
-    exchange of replicas r and r + 1 (module docstring), l [R] the replicas' log densities of
-    the tempered part and tau [R] their powers."""
+    exchange of replicas r and r + 1 (module docstring), ``differences`` [R - 1] the
+    differences l_{r+1} - l_r of the replicas' log densities of the tempered part
+    (:attr:`Tempering.log_density_differences`) and tau [R] their powers."""
     powers = jnp.asarray(powers, jnp.float32)
-    return (powers[:-1] - powers[1:]) * (log_densities[1:] - log_densities[:-1])
+    return (powers[:-1] - powers[1:]) * differences
 
 
-def swap_replicas(key, replicas, log_densities, powers, parity):
+def swap_replicas(key, replicas, differences, powers, parity):
     """One swap move (module docstring): the pairs (r, r + 1) with r = parity, parity + 2, ...
-    each exchanged with probability min(1, exp((tau_r - tau_{r+1}) (l_{r+1} - l_r))).
+    each exchanged with probability min(1, exp((tau_r - tau_{r+1}) (l_{r+1} - l_r))),
+    ``differences`` [R - 1] the l_{r+1} - l_r.
     Returns (replicas, attempted int32 [R - 1], accepted int32 [R - 1]) of this move."""
     powers = jnp.asarray(powers, jnp.float32)
     num = powers.shape[0]
     pairs = jnp.arange(num - 1)
     attempted = (pairs % 2) == parity
-    log_ratio = swap_log_ratios(log_densities, powers)
+    log_ratio = swap_log_ratios(differences, powers)
     u = jax.random.uniform(key, (num - 1,))
     accepted = attempted & (jnp.log(u) < log_ratio)
     # the non-overlapping pairs as a permutation of the replicas
@@ -306,8 +317,9 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
     names), ``replica_log_joint`` [R] (each replica's ``log_joint`` monitor, untempered, when
     the family has it), ``swap_rate`` [R - 1] (the share of proposed swaps of (r, r + 1)
     accepted so far) and ``swap_log_ratio`` [R - 1] (:func:`swap_log_ratios` of the draw's
-    replicas: what an exchange of (r, r + 1) would have as its log ratio; a pair swaps often
-    when it stays within a few nats of 0, ``topiczoo.modes.replica_words``). Snapshots are
+    replicas' ``log_density`` values: what an exchange of (r, r + 1) would have as its log
+    ratio, to float32's rounding of those values; a pair swaps often when it stays within a
+    few nats of 0, ``topiczoo.modes.replica_words``). Snapshots are
     the cold replica's. The swap move is :func:`swap_replicas`, looked up when the step is
     traced.
 
@@ -345,8 +357,11 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         """One swap move between neighbouring replicas."""
         parity_key, swap_key = jax.random.split(key)
         parity = jax.random.bernoulli(parity_key).astype(jnp.int32)
-        log_densities = log_densities_of(state.replicas, data)
-        replicas, attempted, accepted = swap_replicas(swap_key, state.replicas, log_densities,
+        if tempering.log_density_differences is None:
+            differences = jnp.diff(log_densities_of(state.replicas, data))
+        else:
+            differences = tempering.log_density_differences(state.replicas, data)
+        replicas, attempted, accepted = swap_replicas(swap_key, state.replicas, differences,
                                                       power_array, parity)
         return TemperedState(replicas, state.attempted + attempted, state.accepted + accepted)
 
@@ -356,8 +371,8 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         if "log_joint" in out:
             out["replica_log_joint"] = per_replica["log_joint"]
         out["swap_rate"] = state.accepted / jnp.maximum(state.attempted, 1).astype(jnp.float32)
-        out["swap_log_ratio"] = swap_log_ratios(log_densities_of(state.replicas, data),
-                                                power_array)
+        out["swap_log_ratio"] = swap_log_ratios(
+            jnp.diff(log_densities_of(state.replicas, data)), power_array)
         return out
 
     def snapshot(state) -> dict:

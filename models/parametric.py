@@ -60,7 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from topiczoo.kernels.assignments import (assignments_log_likelihood,
-                                          collapsed_assignments_step)
+                                          collapsed_assignments_step, log_likelihood_differences)
 from topiczoo.kernels.eta import draw_eta, draw_eta_cholesky, draw_eta_coordinatewise
 from topiczoo.kernels.gibbs import CorpusData, Sampler
 from topiczoo.kernels.host import available_cores
@@ -573,7 +573,8 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
 def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
     """``sampler`` (exact) as replica exchange (``kernels.tempering``): replica r's cycle is
     the sampler's blocks with the Z block drawing from p(W | Z)^tau_r (the cold replica's is
-    the sampler's own), swaps by log p(W | Z)."""
+    the sampler's own), swaps by log p(W | Z) (their differences summed in float64
+    on the host)."""
     z_block = 1 if model.supervised else 0
 
     def tempered_topics(key, state, data, power):
@@ -595,8 +596,15 @@ def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
                                              power=power), state)
         return state
 
-    return replica_exchange(sampler, Tempering(cycle, lambda state, data: state.log_likelihood),
-                            ladder(options.replicas, options.hottest), options.spec())
+    def log_likelihood_gaps(replicas, data):
+        """l_{r+1} - l_r of the replicas' log p(W | Z), summed in float64 on the host."""
+        return log_likelihood_differences(
+            replicas.z, data.words, data.doc_offsets, model.beta, num_topics=model.num_topics,
+            vocab_size=vocab_size, word_offsets=data.word_offsets, word_tokens=data.word_tokens)
+
+    tempering = Tempering(cycle, lambda state, data: state.log_likelihood, log_likelihood_gaps)
+    return replica_exchange(sampler, tempering, ladder(options.replicas, options.hottest),
+                            options.spec())
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:
