@@ -41,9 +41,9 @@ frequencies against enumeration, and a hot replica's against the tempered target
 
 :func:`replica_exchange` wraps any family's :class:`~topiczoo.kernels.gibbs.Sampler` given
 its tempered cycle: a :class:`Tempering` of ``cycle(key, state, data, power)``, the tempered
-log density ``log_density(state, data)`` (here log p(W | Z), float32) and, for the swaps, the
-differences l_{i+1} - l_i between neighbouring replicas as exactly as the family can
-(``log_density_differences``; here summed in float64 on the host,
+log density ``log_density(state, data)`` (here log p(W | Z), float32; the monitors') and, for
+the swaps, the differences l_{i+1} - l_i between neighbouring replicas as exactly as the family
+can (``log_density_differences``; here summed in float64 on the host,
 ``kernels.assignments.log_likelihood_differences``: the difference of two float32 values of
 5.6M nats can be off by 0.5 nats, the swap's log ratio by 0.02 at a power gap of 0.035).
 The replicas live in one state with a leading replica axis, run by ``lax.map``, so the host
@@ -243,15 +243,15 @@ class Tempering(NamedTuple):
     """What a family gives :func:`replica_exchange`: ``cycle(key, state, data, power)``, one
     Gibbs cycle of its blocks targeting its posterior with the tempered part raised to
     ``power`` (float32 [], traced; 1: the posterior), ``log_density(state, data)``, the log
-    l of the tempered part at a state (float32 []), and optionally
+    l of the tempered part at a state (float32 []; the ``swap_log_ratio`` monitor's), and
     ``log_density_differences(replicas, data)``, l_{r+1} - l_r (float32 [R - 1]) at the
-    replicas' states (the family's state with a leading replica axis) computed more exactly
-    than the differences of ``log_density``'s float32 values, which the swaps then read
-    (None: those differences)."""
+    replicas' states (the family's state with a leading replica axis), which the swaps read:
+    as exact as the family can make them (``jnp.diff`` of the ``log_density`` values at
+    least)."""
 
     cycle: Callable
     log_density: Callable
-    log_density_differences: Callable | None = None
+    log_density_differences: Callable
 
 
 class TemperedState(NamedTuple):
@@ -357,10 +357,7 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
         """One swap move between neighbouring replicas."""
         parity_key, swap_key = jax.random.split(key)
         parity = jax.random.bernoulli(parity_key).astype(jnp.int32)
-        if tempering.log_density_differences is None:
-            differences = jnp.diff(log_densities_of(state.replicas, data))
-        else:
-            differences = tempering.log_density_differences(state.replicas, data)
+        differences = tempering.log_density_differences(state.replicas, data)
         replicas, attempted, accepted = swap_replicas(swap_key, state.replicas, differences,
                                                       power_array, parity)
         return TemperedState(replicas, state.attempted + attempted, state.accepted + accepted)

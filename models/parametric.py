@@ -172,8 +172,7 @@ class SamplerOptions:
         """The sampler whose blocks run at K = ``num_topics``: these options, except for
         ``light`` with no option below :data:`MH_FROM_TOPICS` topics (``z_draw="auto"``),
         which runs as the exact sampler (``SamplerOptions("exact")``)."""
-        if self.name == "light" and self == SamplerOptions("light") and \
-                num_topics < MH_FROM_TOPICS:
+        if self == SamplerOptions("light") and num_topics < MH_FROM_TOPICS:
             return SamplerOptions("exact")
         return self
 
