@@ -89,7 +89,11 @@ class Sampler(NamedTuple):
     :class:`CorpusData` with them added (host-side, once, before the run:
     :meth:`GibbsKernel.prepare`). A family whose chains can start in several ways names them
     in ``starts``: ``(name, init)`` pairs, the default (``init`` itself) first;
-    :func:`start_function` picks one by name (``fit(init=...)``).
+    :func:`start_function` picks one by name (``fit(init=...)``). A sampler whose first
+    draws are not the posterior's by design (an annealed burn-in, ``kernels.tempering``) gives
+    ``burn_in(state) -> int``: how many of the iterations to come from ``state`` (its own,
+    with or without a leading chain axis; None: a fresh start) are such, which ``fit``
+    refuses to keep as post-burn-in draws.
 
     Build a family's samplers through a cache (e.g. ``functools.lru_cache`` on the model and
     V): the kernel compiles its step once per ``Sampler`` object, so equal models then share
@@ -108,6 +112,7 @@ class Sampler(NamedTuple):
     memory: Callable | None = None
     prepare: Callable | None = None
     starts: tuple = ()
+    burn_in: Callable | None = None
 
 
 def start_function(sampler: Sampler, start: str | None = None) -> Callable:

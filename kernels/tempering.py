@@ -48,6 +48,19 @@ can (``log_density_differences``; here summed in float64 on the host,
 5.6M nats can be off by 0.5 nats, the swap's log ratio by 0.02 at a power gap of 0.035).
 The replicas live in one state with a leading replica axis, run by ``lax.map``, so the host
 callbacks see the chain axis alone.
+
+Annealed burn-in
+----------------
+Replica exchange needs neighbouring replicas within a few nats of each other; the log ratio of
+a swap grows with the corpus (as the square of the powers' gap times the variance of l, about
+proportional to the tokens), so a large corpus needs many replicas for a short ladder
+(``topiczoo.modes.replica_words`` says how many). :func:`annealed` uses the same tempered
+cycle the other way: one chain whose first ``iterations`` cycles target pi at a power rising
+linearly from ``first`` to 1 (:func:`annealed_power`), and the family's own cycle, the exact
+one, from then on. The annealed cycles are burn-in (their draws are not the posterior's;
+``fit`` refuses a burn-in that does not cover them, ``Sampler.burn_in``): what they buy is the
+start of the exact chain, which, with the words' pull weakened at first, can be in a better
+mode than a chain started where the annealed one was would reach.
 """
 
 from __future__ import annotations
@@ -310,6 +323,17 @@ def swap_replicas(key, replicas, differences, powers, parity):
     return swapped, attempted.astype(jnp.int32), accepted.astype(jnp.int32)
 
 
+def _as_tempered(sampler: Sampler, start, upgrade, name: str, cycle_blocks, monitors,
+                 snapshot, memory, burn_in=None) -> Sampler:
+    """The :class:`Sampler` of a tempered chain built around ``sampler``: ``start(base_init)``
+    wraps each of its starts, the rest as given."""
+    starts = tuple((label, start(start_function(sampler, label)))
+                   for label, _ in sampler.starts)
+    return Sampler(name, start(sampler.init), cycle_blocks, monitors, snapshot,
+                   sampler.label_invariant, upgrade=upgrade,
+                   memory=memory if sampler.memory else None, starts=starts, burn_in=burn_in)
+
+
 def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) -> Sampler:
     """``sampler``'s chain as replica exchange over the powers ``powers`` (1 first, then
     decreasing; :func:`ladder`), named ``name``: each replica runs ``tempering.cycle`` at its
@@ -409,8 +433,86 @@ def replica_exchange(sampler: Sampler, tempering: Tempering, powers, name: str) 
                 np.asarray(named[".info['log_joint']"])[:, None], num, axis=1)
         return out
 
-    starts = tuple((label, start(start_function(sampler, label)))
-                   for label, _ in sampler.starts)
-    return Sampler(name, start(sampler.init), (cycles, swaps), monitors, snapshot,
-                   sampler.label_invariant, upgrade=upgrade,
-                   memory=memory if sampler.memory else None, starts=starts)
+    return _as_tempered(sampler, start, upgrade, name, (cycles, swaps), monitors, snapshot,
+                        memory)
+
+
+# ---------------------------------------------------------------------------------------------
+# Annealed burn-in
+
+
+class AnnealedState(NamedTuple):
+    """The state of one chain of an annealed burn-in (:func:`annealed`).
+
+    chain: the family's state; cycles: int32 [], the cycles run since the anneal began (the
+    next one's power is :func:`annealed_power` of it).
+    """
+
+    chain: object
+    cycles: jax.Array
+
+
+def annealed_power(cycle, iterations: int, first: float):
+    """The power (float32 []) of the tempered part at the anneal's cycle number ``cycle``
+    (int32 [], 0 first): ``first`` + (1 - ``first``) ``cycle`` / ``iterations``, rising
+    linearly, and exactly 1 from cycle ``iterations`` on."""
+    rising = first + (1.0 - first) * jnp.asarray(cycle, jnp.float32) / iterations
+    return jnp.where(cycle >= iterations, jnp.float32(1.0), rising.astype(jnp.float32))
+
+
+def annealed(sampler: Sampler, tempering: Tempering, iterations: int, first: float,
+             name: str) -> Sampler:
+    """``sampler``'s chain with an annealed burn-in (module docstring), named ``name``: its
+    first ``iterations`` cycles are ``tempering.cycle`` at the powers :func:`annealed_power`
+    (``first`` in (0, 1), then up to 1 - (1 - ``first``) / ``iterations``), every later cycle
+    ``tempering.cycle`` at power 1 (the family's own blocks). Monitors: the family's, and
+    ``anneal_power``, the power of the cycle that made the draw (``first`` at the start; 1:
+    a draw of the posterior's chain). ``Sampler.burn_in``: the annealed cycles still to come,
+    which ``fit``'s burn-in must cover. A state of the family's own chain (``fit(start=...)``,
+    its checkpoint) begins the anneal afresh."""
+    iterations, first = int(iterations), float(first)
+    if iterations < 1 or not 0.0 < first < 1.0:
+        raise ValueError(f"an anneal needs at least 1 iteration and a first power in (0, 1), "
+                         f"got {iterations} and {first}")
+
+    def start(base_init):
+        def init(key, data):
+            return AnnealedState(base_init(key, data), jnp.zeros((), jnp.int32))
+        return init
+
+    def cycle(key, state, data):
+        """The family's cycle at this cycle's power."""
+        power = annealed_power(state.cycles, iterations, first)
+        return AnnealedState(tempering.cycle(key, state.chain, data, power), state.cycles + 1)
+
+    def monitors(state, data) -> dict:
+        return {**sampler.monitors(state.chain, data),
+                "anneal_power": annealed_power(jnp.maximum(state.cycles - 1, 0), iterations,
+                                               first)}
+
+    def snapshot(state) -> dict:
+        return sampler.snapshot(state.chain)
+
+    def burn_in(state) -> int:
+        """Annealed cycles still to come from ``state`` (one chain's or a batch's, numpy or
+        jax; None: a fresh start)."""
+        if state is None:
+            return iterations
+        return max(0, iterations - int(np.min(np.asarray(state.cycles))))
+
+    def upgrade(named: dict, data) -> dict:
+        """A state of the family's own chain (``keystr`` path -> array [C, ...]) as one
+        about to begin the anneal."""
+        if any(key.startswith(".state.chain") for key in named):
+            return named
+        if sampler.upgrade is not None:
+            named = sampler.upgrade(named, data)
+        out = {(".state.chain" + key[len(".state"):] if key.startswith(".state.") else key):
+               value for key, value in named.items()}
+        chains = np.asarray(next(iter(named.values()))).shape[0]
+        out[".state.cycles"] = np.zeros(chains, np.int32)
+        out[".info['anneal_power']"] = np.full(chains, first, np.float32)
+        return out
+
+    return _as_tempered(sampler, start, upgrade, name, (cycle,), monitors, snapshot,
+                        sampler.memory, burn_in)

@@ -32,10 +32,13 @@ and builds its samplers (``kernels.gibbs.Sampler``) as closures over itself:
 Every sampler runs its chains' host steps on ``num_threads`` threads (the parallel sampler its
 documents; the others their chains): the draws do not depend on the number.
 
-Either exact sampler runs as replica exchange with ``"exact:replicas=R"`` (``hottest=``: the
+The exact sampler runs as replica exchange with ``"exact:replicas=R"`` (``hottest=``: the
 hottest replica's power, default 0.5): each chain is R replicas whose word likelihood p(W | Z)
 is raised to powers from 1 down to ``hottest``, with exact swaps of neighbours
-(``kernels.tempering``); the cold replica's draws are the chain's.
+(``kernels.tempering``); the cold replica's draws are the chain's. With ``"exact:anneal=A"``
+(``anneal_from=``: the first power, default 0.3) each chain's first A iterations are an
+annealed burn-in, p(W | Z)'s power rising from ``anneal_from`` to 1, and the exact cycle runs
+from then on.
 
 Sampler options are part of the sampler's name (:func:`sampler_options`), so that ``fit``,
 the command line (``--sampler``) and checkpoints carry them as one string:
@@ -67,8 +70,9 @@ from topiczoo.kernels.host import available_cores
 from topiczoo.kernels.light import light_assignments_step
 from topiczoo.kernels.parallel import parallel_assignments_step
 from topiczoo.kernels.parallel_jax import jax_assignments_step, length_buckets
-from topiczoo.kernels.tempering import (Tempering, TemperedState, ladder, replica,
-                                        replica_exchange, tempered_assignments_step)
+from topiczoo.kernels.tempering import (AnnealedState, Tempering, TemperedState, annealed,
+                                        ladder, replica, replica_exchange,
+                                        tempered_assignments_step)
 from topiczoo.kernels.topics import (assignments_log_prior, prior_assignments,
                                      sample_test_topics, topic_proportions)
 from topiczoo.models.checks import flag, positive_number, whole_number
@@ -148,6 +152,11 @@ class SamplerOptions:
       R replicas with p(W | Z) raised to the powers ``hottest``^(r / (R - 1)), exact swaps of
       neighbours after every cycle, the cold replica's draws the chain's; 1 (default): none.
     hottest: the hottest replica's power on p(W | Z), in (0, 1) (default 0.5).
+    anneal: exact only: A >= 1 anneals each chain's first A iterations (``kernels.tempering.
+      annealed``): p(W | Z) raised to a power rising linearly from ``anneal_from`` to 1, the
+      exact cycle from iteration A + 1 on; those A draws are burn-in (``fit`` refuses a
+      ``num_burnin`` below them). 0 (default): none. Not with ``replicas``.
+    anneal_from: the anneal's first power on p(W | Z), in (0, 1) (default 0.3).
     """
 
     name: str = "exact"
@@ -159,6 +168,8 @@ class SamplerOptions:
     z_draw: str = "auto"
     replicas: int = 1
     hottest: float = 0.5
+    anneal: int = 0
+    anneal_from: float = 0.3
 
     def spec(self) -> str:
         """The canonical name: the sampler, then its options that differ from the defaults
@@ -180,7 +191,7 @@ class SamplerOptions:
 # option -> (allowed values, or None for an integer in [1, _MAX_COUNT]), per sampler
 _OPTIONS = {
     "exact": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None, "replicas": None,
-              "hottest": float},
+              "hottest": float, "anneal": None, "anneal_from": float},
     "light": {"mh_steps": None, "proposals": ("mixture", "cycle"), "eta_sweeps": None,
               "z_draw": ("auto", "mh")},
     "parallel": {"eta": ("cholesky", "qr", "coordinate"), "eta_sweeps": None,
@@ -214,7 +225,8 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
     coordinate-wise eta, an integer in [1, 1000]); parallel: ``z`` (host|jax; default jax
     where JAX's default backend is a GPU, so that the canonical name says which ran); light:
     ``mh_steps`` (an integer in [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``,
-    ``z_draw`` (auto|mh). Raises ``ValueError`` naming the bad part and the allowed values.
+    ``z_draw`` (auto|mh); exact: ``replicas`` (an integer), ``hottest`` (a number in (0, 1)),
+    ``anneal`` (an integer), ``anneal_from`` (a number in (0, 1)). Raises ``ValueError`` naming the bad part and the allowed values.
     """
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "
@@ -261,6 +273,11 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
         values["z"] = "jax"
     if "hottest" in values and values.get("replicas", 1) < 2:
         raise ValueError("sampler exact: hottest needs replicas >= 2 (replica exchange)")
+    if "anneal_from" in values and "anneal" not in values:
+        raise ValueError("sampler exact: anneal_from needs anneal (the annealed iterations)")
+    if "anneal" in values and values.get("replicas", 1) > 1:
+        raise ValueError("sampler exact: anneal and replicas are two uses of the tempered "
+                         "cycle; choose one")
     return SamplerOptions(name, **values)
 
 
@@ -400,6 +417,8 @@ def _train_proportions(state: ParametricState) -> np.ndarray:
     exchange, the cold replica's): float32 [D, K]."""
     if isinstance(state, TemperedState):
         state = replica(state)
+    elif isinstance(state, AnnealedState):
+        state = state.chain
     return np.asarray(topic_proportions(jnp.asarray(state.n_dk)))
 
 
@@ -565,15 +584,19 @@ def _sampler(model: TopicModel, vocab_size: int, task: Task | None,
                       memory=partial(_memory, num_topics, options, model.supervised),
                       prepare=prepare if options.z == "jax" else None,
                       starts=tuple((name, partial(init, start=name)) for name in STARTS))
-    return sampler if options.replicas == 1 else _replica_exchange(model, vocab_size, options,
-                                                                   sampler)
+    if options.replicas > 1:
+        return replica_exchange(sampler, _tempering(model, vocab_size, sampler),
+                                ladder(options.replicas, options.hottest), name)
+    if options.anneal:
+        return annealed(sampler, _tempering(model, vocab_size, sampler), options.anneal,
+                        options.anneal_from, name)
+    return sampler
 
 
-def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
-    """``sampler`` (exact) as replica exchange (``kernels.tempering``): replica r's cycle is
-    the sampler's blocks with the Z block drawing from p(W | Z)^tau_r (the cold replica's is
-    the sampler's own), swaps by log p(W | Z) (their differences summed in float64
-    on the host)."""
+def _tempering(model, vocab_size, sampler) -> Tempering:
+    """The tempered part of the exact ``sampler`` (``kernels.tempering``): its cycle with the
+    Z block drawing from p(W | Z)^power (at power 1 the sampler's own block), log p(W | Z),
+    and the replicas' differences of it summed in float64 on the host."""
     z_block = 1 if model.supervised else 0
 
     def tempered_topics(key, state, data, power):
@@ -601,9 +624,7 @@ def _replica_exchange(model, vocab_size, options, sampler) -> Sampler:
             replicas.z, data.words, data.doc_offsets, model.beta, num_topics=model.num_topics,
             vocab_size=vocab_size, word_offsets=data.word_offsets, word_tokens=data.word_tokens)
 
-    tempering = Tempering(cycle, lambda state, data: state.log_likelihood, log_likelihood_gaps)
-    return replica_exchange(sampler, tempering, ladder(options.replicas, options.hottest),
-                            options.spec())
+    return Tempering(cycle, lambda state, data: state.log_likelihood, log_likelihood_gaps)
 
 
 def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: dict) -> dict:
@@ -625,7 +646,7 @@ def _memory(num_topics: int, options: SamplerOptions, supervised: bool, sizes: d
         parts["the topics Phi's Gamma draws [V, K] (float64)"] = 8 * v * k
     else:
         parts["the host sweep's counts n_wk [V, K]"] = 4 * v * k
-    if options.replicas > 1:
+    if options.replicas > 1 or options.anneal:
         parts["the tempered sweep's (n_wk + beta)^power [V, K] and (n + V beta)^-power "
               "[N + 1] (float64)"] = 8 * v * k + 8 * (n + 1)
     if t and options.name != "light" and options.eta == "cholesky":

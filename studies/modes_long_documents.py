@@ -18,10 +18,12 @@ relabelled). Parts (each writes ``modes_long_documents.PART.json``;
   and the test accuracy of the multiple average over the chain's snapshots;
 * ``tempering``: from the state of a chain that settled in a worse mode (the first seed's
   chain of ``--bad-sampler`` with ``--bad-init``, rerun for ``--bad-iterations``), continued
-  for ``--tempering-iterations`` with the exact sampler alone and with replica exchange
-  (``--replicas`` replicas, the hottest at power ``--hottest``): the cold chain's log joint,
-  each replica's, the swap rates and the swaps' log ratios along the way, with CPU time, and
-  what ``diagnose`` says of the replicas' exchanges (``topiczoo.modes.replica_words``).
+  for ``--tempering-iterations`` with the exact sampler alone, with replica exchange
+  (``--replicas`` replicas, the hottest at power ``--hottest``) and with an annealed burn-in
+  (``exact:anneal=A``, ``--anneal`` iterations from the power ``--anneal-from``): the cold
+  chain's log joint, each replica's, the swap rates and the swaps' log ratios along the way,
+  with CPU time, each run's test accuracy (records before 2026-11-30 have none), and what
+  ``diagnose`` says of the replicas' exchanges (``topiczoo.modes.replica_words``).
 
 Timing: process CPU seconds, read by ``fit``'s callback after every chunk; the first chunk
 (iteration 1) holds compilation, so the seconds per iteration are those of the later
@@ -35,6 +37,8 @@ Usage::
         light:z_draw=mh
     python studies/modes_long_documents.py --part tempering --bad-sampler light:z_draw=mh \\
         --bad-init uniform --seeds 2
+    python studies/modes_long_documents.py --part seeds --init uniform \\
+        --samplers exact:anneal=60 --tag=-uniform-anneal
     python studies/modes_long_documents.py --part report
 """
 
@@ -131,30 +135,36 @@ def _model(args, train):
     return medlda_multitask(args.topics, train.num_classes)
 
 
-def _fit(args, train, sampler, seed, iterations, *, init="dispersed", start=None):
+def _fit(args, train, sampler, seed, iterations, *, init="dispersed", start=None,
+         num_burnin=None):
     from topiczoo import fit
 
     trace = _Trace()
     result = fit(_model(args, train), train, sampler=sampler, num_chains=1, seed=seed,
-                 num_iterations=iterations, chunk=args.lag, init=init, start=start,
-                 callback=trace, progress=False)
+                 num_iterations=iterations, num_burnin=num_burnin, chunk=args.lag, init=init,
+                 start=start, callback=trace, progress=False)
     return result, trace
 
 
-def part_seeds(args, train, test) -> dict:
+def _test_accuracy(args, result, test, seed) -> float:
+    """The test accuracy of the multiple average over ``result``'s snapshots."""
     from topiczoo import predict
 
+    prediction = predict(result, test, num_burnin=args.test_burnin, num_draws=args.test_draws,
+                         seed=seed)
+    return prediction.accuracy(test.labels, "ma")
+
+
+def part_seeds(args, train, test) -> dict:
     runs = []
     for sampler in args.samplers:
         for seed in args.seeds:
             log(f"{sampler} seed {seed} init {args.init}")
             result, trace = _fit(args, train, sampler, seed, args.iterations, init=args.init)
-            prediction = predict(result, test, num_burnin=args.test_burnin,
-                                 num_draws=args.test_draws, seed=seed)
             runs.append({"sampler": sampler, "seed": seed, "init": args.init,
                          "trace": trace.rows,
                          "cpu_seconds_per_iteration": trace.seconds_per_iteration(),
-                         "test_accuracy": prediction.accuracy(test.labels, "ma")})
+                         "test_accuracy": _test_accuracy(args, result, test, seed)})
             log(f"  log joint {trace.rows[-1]['log_joint']:.6g}, test accuracy "
                 f"{runs[-1]['test_accuracy']:.4f}, {runs[-1]['cpu_seconds_per_iteration']:.3f} "
                 "CPU s/iteration")
@@ -170,17 +180,23 @@ def part_tempering(args, train, test) -> dict:
     bad, bad_trace = _fit(args, train, args.bad_sampler, seed, args.bad_iterations,
                           init=args.bad_init)
     runs = {"start": bad_trace.rows}
+    accuracy = {"start": _test_accuracy(args, bad, test, seed)}
     total = args.bad_iterations + args.tempering_iterations
     tempered = f"exact:replicas={args.replicas},hottest={args.hottest}"
-    for sampler in ("exact", tempered):
+    annealed = f"exact:anneal={args.anneal},anneal_from={args.anneal_from}"
+    for sampler in ("exact", tempered, annealed):
         log(f"continued with {sampler} to iteration {total}")
-        result, trace = _fit(args, train, sampler, seed, total, start=bad)
+        burnin = args.bad_iterations + (args.anneal if sampler == annealed else 0)
+        result, trace = _fit(args, train, sampler, seed, total, start=bad, num_burnin=burnin)
         runs[sampler] = trace.rows
-    # the replica-exchange run's swaps (the loop's last run)
-    swaps = replica_swaps(result.draws["swap_rate"], result.draws["swap_log_ratio"])
+        accuracy[sampler] = _test_accuracy(args, result, test, seed)
+        log(f"  log joint {trace.rows[-1]['log_joint']:.6g}, test accuracy "
+            f"{accuracy[sampler]:.4f}")
+        if sampler == tempered:
+            swaps = replica_swaps(result.draws["swap_rate"], result.draws["swap_log_ratio"])
     words = replica_words(swaps)
     log(words)
-    return {"runs": runs, "tempered": tempered,
+    return {"runs": runs, "test_accuracy": accuracy, "tempered": tempered, "annealed": annealed,
             "swaps": {"rates": swaps.rates.tolist(),
                       "mean_log_ratios": swaps.mean_log_ratios.tolist(),
                       "replicas_needed": swaps.replicas_needed, "words": words}}
@@ -208,14 +224,16 @@ def report(out) -> None:
                              f"{run['test_accuracy']:.4f} | "
                              f"{run['cpu_seconds_per_iteration']:.3f} |")
         else:
-            lines += ["| run | last iteration | log joint (last) | CPU s | swap rates (last) |",
-                      "|---|---|---|---|---|"]
+            accuracy = record.get("test_accuracy", {})  # not in records before 2026-11-30
+            lines += ["| run | last iteration | log joint (last) | test accuracy | CPU s | "
+                      "swap rates (last) |", "|---|---|---|---|---|---|"]
             for run, rows in record["runs"].items():
                 traces[f"{name} {run}"] = rows
                 swaps = ", ".join(f"{x:.3f}" for x in rows[-1].get("swap_rate", [])) or "-"
+                score = f"{accuracy[run]:.4f}" if run in accuracy else "-"
                 lines.append(f"| {run} | {rows[-1]['iteration']} | "
-                             f"{rows[-1]['log_joint']:.6g} | {rows[-1]['cpu_seconds']:.0f} | "
-                             f"{swaps} |")
+                             f"{rows[-1]['log_joint']:.6g} | {score} | "
+                             f"{rows[-1]['cpu_seconds']:.0f} | {swaps} |")
             if "swaps" in record:  # what diagnose says of the replica-exchange run
                 lines += ["", "`diagnose` on the replica-exchange run: "
                           f"{record['swaps']['words']}."]
@@ -264,6 +282,9 @@ def _parser():
     p.add_argument("--tempering-iterations", type=int, default=100)
     p.add_argument("--replicas", type=int, default=4)
     p.add_argument("--hottest", type=float, default=0.9)
+    p.add_argument("--anneal", type=int, default=60, help="the annealed run's iterations")
+    p.add_argument("--anneal-from", type=float, default=0.3,
+                   help="the annealed run's first power on p(W | Z)")
     p.add_argument("--tag", default="", help="appended to the part's .json name")
     return p
 

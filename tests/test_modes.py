@@ -151,6 +151,7 @@ def test_replica_words_names_the_pairs_that_do_not_exchange():
     assert "replicas (0, 1), (1, 2), (2, 3) do not exchange" in words
     assert "down to -2000 nats" in words and "About 68 replicas" in words
     assert "the cold replica's draws are its own chain's" in words
+    assert "an annealed burn-in (sampler exact:anneal=A)" in words
     # the cold pair exchanges, the hot one does not
     words = replica_words(replica_swaps(*_swaps([0.3, 0.01], [-1.5, -400.0])))
     assert "replicas (1, 2) do not exchange" in words

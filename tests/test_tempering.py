@@ -3,8 +3,9 @@
 The cold replica's Z frequencies must match the exact posterior (``exact.exact_posterior``), a
 hot replica's the exact tempered target (p(W | Z) raised to its power: every block of a hot
 replica draws from the tempered conditional), and a swap whose ratio has the temperatures
-exchanged, planted, must miss the posterior. The problems and bound are the enumeration
-tests' (``test_enumeration.py``).
+exchanged, planted, must miss the posterior. An annealed burn-in (``exact:anneal=A``) must
+leave the exact chain's posterior after its anneal, and one whose power never reaches 1,
+planted, must not. The problems and bound are the enumeration tests' (``test_enumeration.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from numpyro.infer import MCMC
 
 import given_eta
+import test_enumeration
 from chains import tiny_data
 from exact import configuration_frequencies, exact_posterior, total_variation
 from mutants import mutant
@@ -252,3 +254,126 @@ def test_the_swap_move_reads_the_float64_differences(monkeypatch):
         monkeypatch.undo()
         parametric._sampler.cache_clear()
     assert calls, "the swaps did not read the float64 differences"
+
+
+# ---------------------------------------------------------------------------------------------
+# Annealed burn-in (exact:anneal=A)
+
+ANNEALED = "exact:anneal=20,anneal_from=0.2"
+
+
+def _annealed_frequencies(problem, seed=0):
+    """Z frequencies [K^N] of the annealed chains' draws after their anneal (the warm-up
+    covers it), chains pooled; the enumeration tests' lengths (at the replica tests', 32 x
+    1,200 after 200, the exact sampler's own TV on ``hinge-c3-ell1`` is 0.021-0.031)."""
+    model = model_of(problem)
+    data = tiny_data([list(d) for d in problem.docs], _labels(problem), model.response)
+    mcmc = MCMC(GibbsKernel(model, problem.vocab_size, sampler=ANNEALED),
+                num_warmup=test_enumeration.NUM_WARMUP, num_samples=test_enumeration.NUM_SAMPLES,
+                num_chains=test_enumeration.NUM_CHAINS, chain_method="vectorized",
+                progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(seed), data, extra_fields=("state.chain.z",))
+    assert (np.asarray(mcmc.get_samples()["anneal_power"]) == 1.0).all()
+    return configuration_frequencies(np.asarray(mcmc.get_extra_fields()["state.chain.z"]))
+
+
+@pytest.mark.parametrize("name", ["lda", "hinge-c3-ell1"])
+def test_an_annealed_chain_targets_the_posterior_after_its_anneal(name):
+    problem = PROBLEMS[name]
+    tv = total_variation(exact_posterior(problem), _annealed_frequencies(problem))
+    print(f"{name} after an anneal of 20 iterations from power 0.2: TV {tv:.4f}")
+    assert tv < TV_BOUND, f"TV {tv:.4f}"
+
+
+def test_an_anneal_that_never_reaches_power_1_misses_the_posterior(monkeypatch):
+    """Planted: the power stays at the anneal's first (0.2) after the anneal; the hot target
+    is far from the posterior on the ``lda`` problem, so the test sees it."""
+    wrong = mutant(tempering.annealed_power, [("jnp.float32(1.0)", "jnp.float32(first)")])
+    monkeypatch.setattr(tempering, "annealed_power", wrong)
+    parametric._sampler.cache_clear()
+    try:
+        problem = PROBLEMS["lda"]
+        model = model_of(problem)
+        data = tiny_data([list(d) for d in problem.docs], _labels(problem), model.response)
+        mcmc = MCMC(GibbsKernel(model, problem.vocab_size, sampler=ANNEALED), num_warmup=200,
+                    num_samples=NUM_SAMPLES, num_chains=8, chain_method="vectorized",
+                    progress_bar=False)
+        mcmc.run(jax.random.PRNGKey(0), data, extra_fields=("state.chain.z",))
+        frequencies = configuration_frequencies(
+            np.asarray(mcmc.get_extra_fields()["state.chain.z"]))
+    finally:
+        monkeypatch.undo()
+        parametric._sampler.cache_clear()
+    tv = total_variation(exact_posterior(problem), frequencies)
+    print(f"power left at 0.2 after the anneal: TV {tv:.4f}")
+    assert tv > 2 * TV_BOUND, f"the wrong anneal went unnoticed (TV {tv:.4f})"
+
+
+def test_the_anneal_schedule_rises_linearly_to_exactly_1():
+    powers = [float(tempering.annealed_power(np.int32(i), 7, 0.3)) for i in range(10)]
+    np.testing.assert_allclose(powers[:7], 0.3 + 0.1 * np.arange(7), rtol=1e-6)
+    assert powers[7:] == [1.0, 1.0, 1.0]  # exactly: the cycle is then the exact sampler's
+    assert all(p < 1.0 for p in powers[:7])
+    with pytest.raises(ValueError, match="at least 1 iteration and a first power in"):
+        tempering.annealed(None, None, 0, 0.3, "exact:anneal=0")
+
+
+def test_anneal_options_and_the_burn_in_they_need():
+    from chains import small_corpus
+    from topiczoo import fit, predict
+    from topiczoo.models import medlda
+    from topiczoo.models.parametric import sampler_options
+
+    assert sampler_options("exact:anneal=30").spec() == "exact:anneal=30"
+    assert (sampler_options("exact:anneal_from=0.1,anneal=30").spec()
+            == "exact:anneal=30,anneal_from=0.1")
+    for spec, message in [("exact:anneal_from=0.3", "anneal_from needs anneal"),
+                          ("exact:anneal=5,replicas=3", "anneal and replicas"),
+                          ("exact:anneal=5,anneal_from=1", "anneal_from must be a number in"),
+                          ("exact:anneal=0", "anneal must be an integer in"),
+                          ("light:anneal=5", "bad option 'anneal=5'")]:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+            medlda(3).sampler(spec, 5)
+    corpus, model = small_corpus(), medlda(3, c=1.0, ell=2.0)
+    kw = dict(num_chains=2, num_snapshots=2, seed=1, progress=False)
+    with pytest.raises(ValueError, match=r"from iteration 7 on, so num_burnin \(5\) must be at "
+                                         r"least 6"):
+        fit(model, corpus, sampler="exact:anneal=6", num_iterations=10, num_burnin=5, **kw)
+    result = fit(model, corpus, sampler="exact:anneal=4,anneal_from=0.2", num_iterations=10,
+                 num_burnin=4, **kw)
+    assert result.sampler == "exact:anneal=4,anneal_from=0.2"
+    np.testing.assert_allclose(result.draws["anneal_power"],
+                               np.tile([0.2, 0.4, 0.6, 0.8] + [1.0] * 6, (2, 1)), rtol=1e-6)
+    assert set(result.snapshots[-1].arrays) == {"n_wk", "n_k", "eta"}
+    assert predict(result, corpus, num_burnin=2, num_draws=2).scores.shape[:2] == (2, 2)
+    # from a run of the exact sampler the anneal begins afresh: the burn-in must cover it
+    first = fit(model, corpus, num_iterations=4, num_burnin=2, **kw)
+    with pytest.raises(ValueError, match="so num_burnin"):
+        fit(model, corpus, sampler="exact:anneal=3", num_iterations=10, num_burnin=6,
+            start=first, **kw)
+    on = fit(model, corpus, sampler="exact:anneal=3", num_iterations=10, num_burnin=7,
+             start=first, **kw)
+    np.testing.assert_allclose(on.draws["anneal_power"][0], [0.3, 0.3 + 0.7 / 3,
+                                                             0.3 + 1.4 / 3, 1, 1, 1], rtol=1e-6)
+    # an annealed run goes on with its anneal done: any burn-in will do
+    later = fit(model, corpus, sampler="exact:anneal=3", num_iterations=12, num_burnin=10,
+                start=on, **kw)
+    assert (later.draws["anneal_power"] == 1.0).all()
+
+
+def test_an_annealed_run_interrupted_mid_anneal_resumes_without_losing_draws(tmp_path):
+    from chains import interrupt_at, small_corpus
+    from topiczoo import fit
+    from topiczoo.models import medlda
+
+    corpus, model = small_corpus(), medlda(3, c=1.0, ell=2.0)
+    kw = dict(sampler="exact:anneal=6", num_chains=2, num_iterations=12, num_burnin=6,
+              num_snapshots=2, chunk=3, seed=1, progress=False)
+    straight = fit(model, corpus, **kw)
+    path = tmp_path / "annealed.npz"
+    with pytest.raises(KeyboardInterrupt):  # after 3 of the 6 annealed iterations
+        fit(model, corpus, checkpoint=path, callback=interrupt_at(3), **kw)
+    resumed = fit(model, corpus, checkpoint=path, **kw)
+    for name in straight.draws:
+        np.testing.assert_array_equal(resumed.draws[name], straight.draws[name])
+    np.testing.assert_array_equal(resumed.state.state.chain.z, straight.state.state.chain.z)

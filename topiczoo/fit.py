@@ -257,7 +257,22 @@ def _plan(model, corpus, schedule: Schedule, *, sampler, num_chains, seed, check
     elif start is not None:
         result.state = start_state(start, fresh, kernel, data)
         origin = f"continuing a {start.sampler} run"
+    _check_burn_in(kernel.sampler, result, schedule)
     return _Plan(kernel, data, result, origin, schedule, seed, checkpoint)
+
+
+def _check_burn_in(sampler, result: FitResult, schedule: Schedule) -> None:
+    """Refuse (ValueError) a burn-in that ends before the sampler's draws are the posterior's
+    (``Sampler.burn_in``: an annealed burn-in's iterations still to come from the run's
+    start, fresh, resumed or continued)."""
+    if sampler.burn_in is None:
+        return
+    state = result.state.state if result.state is not None else None
+    until = result.iterations_done + sampler.burn_in(state)
+    if schedule.num_burnin < until:
+        raise ValueError(f"sampler {sampler.name}: its draws are the posterior's from iteration "
+                         f"{until + 1} on, so num_burnin ({schedule.num_burnin}) must be at "
+                         f"least {until}; give num_burnin={until} or more")
 
 
 def _num_tasks(task) -> int:

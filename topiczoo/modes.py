@@ -195,4 +195,5 @@ def replica_words(swaps: ReplicaSwaps) -> str:
             f"and a pair swaps often only near -{SWAP_LOG_RATIO_AIM:g}, so {reach}. About "
             f"{swaps.replicas_needed} replicas over the same powers would exchange (the "
             "log ratio grows as the square of the powers' gap); where that is too many, "
-            "dispersed starts and several chains are the way to see modes")
+            "dispersed starts and several chains are the way to see modes, and an annealed "
+            "burn-in (sampler exact:anneal=A) the way to leave a poor one")
