@@ -460,6 +460,19 @@ def annealed_power(cycle, iterations: int, first: float):
     return jnp.where(cycle >= iterations, jnp.float32(1.0), rising.astype(jnp.float32))
 
 
+def annealed_chain(named: dict) -> dict:
+    """The state leaves of an annealed run (``keystr`` path -> array [C, ...]) as its family's
+    own chain's: the chain's leaves, without the anneal's counter and monitor, so that any
+    sampler of the family can go on from it (``Sampler.upgrade``); ``named`` itself when it
+    is not an annealed run's."""
+    prefix = ".state.chain."
+    if not any(key.startswith(prefix) for key in named):
+        return named
+    return {(".state." + key[len(prefix):] if key.startswith(prefix) else key): value
+            for key, value in named.items()
+            if key not in (".state.cycles", ".info['anneal_power']")}
+
+
 def annealed(sampler: Sampler, tempering: Tempering, iterations: int, first: float,
              name: str) -> Sampler:
     """``sampler``'s chain with an annealed burn-in (module docstring), named ``name``: its
@@ -469,7 +482,8 @@ def annealed(sampler: Sampler, tempering: Tempering, iterations: int, first: flo
     ``anneal_power``, the power of the cycle that made the draw (``first`` at the start; 1:
     a draw of the posterior's chain). ``Sampler.burn_in``: the annealed cycles still to come,
     which ``fit``'s burn-in must cover. A state of the family's own chain (``fit(start=...)``,
-    its checkpoint) begins the anneal afresh."""
+    its checkpoint) begins the anneal afresh; the family's ``upgrade`` takes an annealed run's
+    state the other way (:func:`annealed_chain`)."""
     iterations, first = int(iterations), float(first)
     if iterations < 1 or not 0.0 < first < 1.0:
         raise ValueError(f"an anneal needs at least 1 iteration and a first power in (0, 1), "

@@ -71,7 +71,7 @@ from topiczoo.kernels.light import light_assignments_step
 from topiczoo.kernels.parallel import parallel_assignments_step
 from topiczoo.kernels.parallel_jax import jax_assignments_step, length_buckets
 from topiczoo.kernels.tempering import (AnnealedState, Tempering, TemperedState, annealed,
-                                        ladder, replica, replica_exchange,
+                                        annealed_chain, ladder, replica, replica_exchange,
                                         tempered_assignments_step)
 from topiczoo.kernels.topics import (assignments_log_prior, prior_assignments,
                                      sample_test_topics, topic_proportions)
@@ -112,7 +112,10 @@ def upgrade_checkpoint_state(named: dict, data: CorpusData) -> dict:
     beside z (``.state.topics``: z, n_dk, n_wk, n_k) next to eta and the augmentation: z and
     n_dk move up, n_wk and n_k (functions of z) are dropped, the words are the data's and
     log p(W | Z) is the draw's monitor (the value of that z, computed from its counts).
+    An annealed run's state (``exact:anneal=A``) is its chain's
+    (``kernels.tempering.annealed_chain``), so any sampler of the family goes on from it.
     Anything else (the current layout, or a part missing) is returned as it is."""
+    named = annealed_chain(named)
     old = (".state.topics.z", ".state.topics.n_dk", ".info['log_likelihood']")
     if not all(k in named for k in old):
         return named
@@ -226,7 +229,8 @@ def sampler_options(spec: str, samplers=("exact", "light", "parallel")) -> Sampl
     where JAX's default backend is a GPU, so that the canonical name says which ran); light:
     ``mh_steps`` (an integer in [1, 1000]), ``proposals`` (mixture|cycle), ``eta_sweeps``,
     ``z_draw`` (auto|mh); exact: ``replicas`` (an integer), ``hottest`` (a number in (0, 1)),
-    ``anneal`` (an integer), ``anneal_from`` (a number in (0, 1)). Raises ``ValueError`` naming the bad part and the allowed values.
+    ``anneal`` (an integer), ``anneal_from`` (a number in (0, 1)). Raises ``ValueError``
+    naming the bad part and the allowed values.
     """
     if not isinstance(spec, str):
         raise ValueError(f"sampler must be a string such as 'light' or "

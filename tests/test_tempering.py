@@ -359,6 +359,11 @@ def test_anneal_options_and_the_burn_in_they_need():
     later = fit(model, corpus, sampler="exact:anneal=3", num_iterations=12, num_burnin=10,
                 start=on, **kw)
     assert (later.draws["anneal_power"] == 1.0).all()
+    # and any sampler of the family goes on from the annealed chain's state
+    for sampler in ("exact", "light", "exact:replicas=2"):
+        after = fit(model, corpus, sampler=sampler, num_iterations=12, num_burnin=10,
+                    start=on, **kw)
+        assert after.iterations_done == 12 and "anneal_power" not in after.draws
 
 
 def test_an_annealed_run_interrupted_mid_anneal_resumes_without_losing_draws(tmp_path):
