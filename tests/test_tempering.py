@@ -366,6 +366,19 @@ def test_anneal_options_and_the_burn_in_they_need():
         assert after.iterations_done == 12 and "anneal_power" not in after.draws
 
 
+def test_the_progress_lines_say_while_the_run_anneals(capsys):
+    from chains import small_corpus
+    from topiczoo import fit
+    from topiczoo.models import medlda
+
+    fit(medlda(3, c=1.0, ell=2.0), small_corpus(), sampler="exact:anneal=4", num_chains=2,
+        num_iterations=10, num_burnin=5, num_snapshots=1, chunk=2, seed=1)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "iteration " in line]
+    assert "annealed burn-in at power 0.30 on p(W | Z)" in lines[0]  # iteration 1
+    assert "annealed burn-in at power 0.82 on p(W | Z)" in lines[2]  # iteration 4
+    assert not any("annealed" in line for line in lines[3:])
+
+
 def test_an_annealed_run_interrupted_mid_anneal_resumes_without_losing_draws(tmp_path):
     from chains import interrupt_at, small_corpus
     from topiczoo import fit
