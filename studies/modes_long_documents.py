@@ -18,12 +18,12 @@ relabelled). Parts (each writes ``modes_long_documents.PART.json``;
   and the test accuracy of the multiple average over the chain's snapshots;
 * ``tempering``: from the state of a chain that settled in a worse mode (the first seed's
   chain of ``--bad-sampler`` with ``--bad-init``, rerun for ``--bad-iterations``), continued
-  for ``--tempering-iterations`` with the exact sampler alone, with replica exchange
-  (``--replicas`` replicas, the hottest at power ``--hottest``) and with an annealed burn-in
-  (``exact:anneal=A``, ``--anneal`` iterations from the power ``--anneal-from``): the cold
-  chain's log joint, each replica's, the swap rates and the swaps' log ratios along the way,
-  with CPU time, each run's test accuracy (records before 2026-11-30 have none), and what
-  ``diagnose`` says of the replicas' exchanges (``topiczoo.modes.replica_words``).
+  for ``--tempering-iterations`` with each of ``--continue-with`` (default: the exact sampler
+  alone, replica exchange ``exact:replicas=4,hottest=0.9`` and an annealed burn-in
+  ``exact:anneal=60,anneal_from=0.3``, whose burn-in covers its anneal): the cold chain's log
+  joint, each replica's, the swap rates and the swaps' log ratios along the way, with CPU
+  time, each run's test accuracy (records before 2026-11-30 have none), and what
+  ``diagnose`` says of a replica-exchange run's exchanges (``topiczoo.modes.replica_words``).
 
 Timing: process CPU seconds, read by ``fit``'s callback after every chunk; the first chunk
 (iteration 1) holds compilation, so the seconds per iteration are those of the later
@@ -172,6 +172,7 @@ def part_seeds(args, train, test) -> dict:
 
 
 def part_tempering(args, train, test) -> dict:
+    from topiczoo.models.parametric import sampler_options
     from topiczoo.modes import replica_swaps, replica_words
 
     seed = args.seeds[0]
@@ -182,24 +183,23 @@ def part_tempering(args, train, test) -> dict:
     runs = {"start": bad_trace.rows}
     accuracy = {"start": _test_accuracy(args, bad, test, seed)}
     total = args.bad_iterations + args.tempering_iterations
-    tempered = f"exact:replicas={args.replicas},hottest={args.hottest}"
-    annealed = f"exact:anneal={args.anneal},anneal_from={args.anneal_from}"
-    for sampler in ("exact", tempered, annealed):
+    record = {"runs": runs, "test_accuracy": accuracy}
+    for sampler in args.continue_with:
         log(f"continued with {sampler} to iteration {total}")
-        burnin = args.bad_iterations + (args.anneal if sampler == annealed else 0)
+        burnin = args.bad_iterations + sampler_options(sampler).anneal
         result, trace = _fit(args, train, sampler, seed, total, start=bad, num_burnin=burnin)
         runs[sampler] = trace.rows
         accuracy[sampler] = _test_accuracy(args, result, test, seed)
         log(f"  log joint {trace.rows[-1]['log_joint']:.6g}, test accuracy "
             f"{accuracy[sampler]:.4f}")
-        if sampler == tempered:
+        if "swap_rate" in result.draws:  # what diagnose says of a replica-exchange run
             swaps = replica_swaps(result.draws["swap_rate"], result.draws["swap_log_ratio"])
-    words = replica_words(swaps)
-    log(words)
-    return {"runs": runs, "test_accuracy": accuracy, "tempered": tempered, "annealed": annealed,
-            "swaps": {"rates": swaps.rates.tolist(),
-                      "mean_log_ratios": swaps.mean_log_ratios.tolist(),
-                      "replicas_needed": swaps.replicas_needed, "words": words}}
+            record["swaps"] = {"sampler": sampler, "rates": swaps.rates.tolist(),
+                               "mean_log_ratios": swaps.mean_log_ratios.tolist(),
+                               "replicas_needed": swaps.replicas_needed,
+                               "words": replica_words(swaps)}
+            log(record["swaps"]["words"])
+    return record
 
 
 def report(out) -> None:
@@ -280,11 +280,10 @@ def _parser():
     p.add_argument("--bad-init", default="uniform")
     p.add_argument("--bad-iterations", type=int, default=100)
     p.add_argument("--tempering-iterations", type=int, default=100)
-    p.add_argument("--replicas", type=int, default=4)
-    p.add_argument("--hottest", type=float, default=0.9)
-    p.add_argument("--anneal", type=int, default=60, help="the annealed run's iterations")
-    p.add_argument("--anneal-from", type=float, default=0.3,
-                   help="the annealed run's first power on p(W | Z)")
+    p.add_argument("--continue-with", nargs="+", metavar="SAMPLER",
+                   default=["exact", "exact:replicas=4,hottest=0.9",
+                            "exact:anneal=60,anneal_from=0.3"],
+                   help="the tempering part's samplers, each from the bad start")
     p.add_argument("--tag", default="", help="appended to the part's .json name")
     return p
 

@@ -76,6 +76,7 @@ EXHAUSTIVE = {
         "mutant",
     "tests/test_random.py::test_mutants_of_the_": "mutant",
     "tests/test_tempering.py::test_tempered_sweep_detects_": "mutant",
+    "tests/test_tempering.py::test_an_anneal_that_never_reaches_power_1": "mutant",
     "tests/test_geweke.py::test_geweke_detects_wrong_conditional": "mutant",
     "tests/test_sbc.py::test_mutant_kernels_fail": "mutant",
     "tests/test_topics.py::test_enumeration_given_eta_detects_a_mutant": "mutant",
@@ -100,6 +101,8 @@ EXHAUSTIVE = {
     "tests/test_enumeration.py::test_exact_sampler_eta_options_match_enumeration[exact:eta=qr-e":
         "one QR case runs",
     "tests/test_enumeration.py::test_relative_cost_samples_the_posterior": "a c setting",
+    "tests/test_tempering.py::test_an_annealed_chain_targets_the_posterior_after_its_anneal[lda]":
+        "hinge-c3-ell1 runs the annealed chain's code",
     "tests/test_light.py::test_light_sweep_matches_enumeration[mixture-1-": "the kernel's run",
     "tests/test_light.py::test_light_sweep_matches_enumeration[cycle-1-": "the kernel's run",
     "tests/test_light.py::test_enumeration_with_unequal_alpha_and_beta[word-uniform":
