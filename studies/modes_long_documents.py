@@ -241,26 +241,29 @@ def report(out) -> None:
 
     def draw(path):
         """The log joint along each run from iteration ``ZOOM_FROM`` (the first iterations'
-        climb would flatten the rest): a colour per part and sampler, a line style per
-        seed."""
-        fig, ax = pyplot().subplots(figsize=(9, 5.5))
-        colours, styles = {}, ("-", "--", ":", "-.")
+        climb would flatten the rest), the seeds parts on the left and the runs from the bad
+        start on the right: a colour per part and sampler, a line style per seed."""
+        fig, axes = pyplot().subplots(1, 2, figsize=(15, 6), sharey=True)
+        colours, styles = ({}, {}), ("-", "--", ":", "-.")
         lows, highs = [], []
         for label, rows in traces.items():
             group, _, seed = label.partition(" seed ")
-            colour = colours.setdefault(group, f"C{len(colours) % 10}")
+            side = 0 if group.startswith("seeds") else 1
+            colour = colours[side].setdefault(group, pyplot().cm.tab20(len(colours[side]) % 20))
             kept = [r for r in rows if r["iteration"] >= ZOOM_FROM]
             x, y = [r["iteration"] for r in kept], [r["log_joint"] for r in kept]
             lows.append(min(y, default=np.inf))
             highs.append(max(y, default=-np.inf))
-            ax.plot(x, y, color=colour, linestyle=styles[int(seed or 0) % len(styles)],
-                    label=label)
+            axes[side].plot(x, y, color=colour, linestyle=styles[int(seed or 0) % len(styles)],
+                            label=label)
         span = max(highs) - min(lows)
-        ax.set_ylim(min(lows) - 0.05 * span, max(highs) + 0.05 * span)
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("log joint (nats)")
-        ax.set_title(f"log joint from iteration {ZOOM_FROM}")
-        ax.legend(fontsize=7, ncol=2)
+        axes[0].set_ylim(min(lows) - 0.05 * span, max(highs) + 0.05 * span)
+        axes[0].set_ylabel("log joint (nats)")
+        for ax, title in zip(axes, ("chains by start and seed", "from the bad start")):
+            ax.set_xlabel("iteration")
+            ax.set_title(f"{title}: log joint from iteration {ZOOM_FROM}")
+            if ax.lines:
+                ax.legend(fontsize=6.5, ncol=2, loc="lower right")
         save_figure(fig, path)
 
     write_outputs(out / STEM, "\n".join(lines), draw)
