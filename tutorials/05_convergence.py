@@ -342,7 +342,7 @@ display(Image(filename=str(REPO / "studies" / "results" / "modes_long_documents.
 #   rows: the exact rows' draws, at the same time per iteration).
 # * **Replica exchange did not help here.** From a LightMedLDA chain stuck at -6.36M, the tempered
 #   chain (4 replicas, powers 1 to 0.9) climbed about as fast as the exact sampler alone
-#   (-6.323M against -6.329M after 100 iterations) at 4.1x its CPU time: not one swap was
+#   (-6.323M against -6.329M after 100 iterations) at 3.8x its CPU time: not one swap was
 #   accepted (swap rates 0), although its hottest replica reached -6.126M, the dispersed
 #   starts' mode. With 862,000 tokens, $\log p(W \mid Z)$ of neighbouring replicas differs
 #   by tens of thousands of nats, and a power step of 0.035 times that makes a swap's log
