@@ -22,8 +22,8 @@ relabelled). Parts (each writes ``modes_long_documents.PART.json``;
   alone, replica exchange ``exact:replicas=4,hottest=0.9`` and an annealed burn-in
   ``exact:anneal=60,anneal_from=0.3``, whose burn-in covers its anneal): the cold chain's log
   joint, each replica's, the swap rates and the swaps' log ratios along the way, with CPU
-  time, each run's test accuracy (records before 2026-11-30 have none), and what
-  ``diagnose`` says of a replica-exchange run's exchanges (``topiczoo.modes.replica_words``).
+  time, each run's test accuracy, and what ``diagnose`` says of a replica-exchange run's
+  exchanges (``topiczoo.modes.replica_words``).
 
 Timing: process CPU seconds, read by ``fit``'s callback after every chunk; the first chunk
 (iteration 1) holds compilation, so the seconds per iteration are those of the later
@@ -39,6 +39,9 @@ Usage::
         --bad-init uniform --seeds 2
     python studies/modes_long_documents.py --part seeds --init uniform \\
         --samplers exact:anneal=60 --tag=-uniform-anneal
+    python studies/modes_long_documents.py --part tempering --bad-sampler light:z_draw=mh \\
+        --bad-init uniform --seeds 2 --continue-with exact:anneal=30,anneal_from=0.1 ... \\
+        --tag=-anneal-grid
     python studies/modes_long_documents.py --part report
 """
 
@@ -224,15 +227,14 @@ def report(out) -> None:
                              f"{run['test_accuracy']:.4f} | "
                              f"{run['cpu_seconds_per_iteration']:.3f} |")
         else:
-            accuracy = record.get("test_accuracy", {})  # not in records before 2026-11-30
+            accuracy = record["test_accuracy"]
             lines += ["| run | last iteration | log joint (last) | test accuracy | CPU s | "
                       "swap rates (last) |", "|---|---|---|---|---|---|"]
             for run, rows in record["runs"].items():
                 traces[f"{name} {run}"] = rows
                 swaps = ", ".join(f"{x:.3f}" for x in rows[-1].get("swap_rate", [])) or "-"
-                score = f"{accuracy[run]:.4f}" if run in accuracy else "-"
                 lines.append(f"| {run} | {rows[-1]['iteration']} | "
-                             f"{rows[-1]['log_joint']:.6g} | {score} | "
+                             f"{rows[-1]['log_joint']:.6g} | {accuracy[run]:.4f} | "
                              f"{rows[-1]['cpu_seconds']:.0f} | {swaps} |")
             if "swaps" in record:  # what diagnose says of the replica-exchange run
                 lines += ["", "`diagnose` on the replica-exchange run: "

@@ -162,7 +162,9 @@ def fit(model, corpus, *, sampler: str = "exact", num_chains: int = NUM_CHAINS,
         states the chains continue from, with this call's ``sampler``: any sampler of the
         family whose state has the same parts (every sampler of the parametric family: a run
         of ``"exact"`` can go on with ``"light"``, say, or with replica exchange,
-        ``"exact:replicas=4"``, every replica starting from the chain's state). Iterations
+        ``"exact:replicas=4"``, every replica starting from the chain's state, or with an
+        annealed burn-in, ``"exact:anneal=60"``, which begins afresh; an annealed run goes on
+        with any of them too). Iterations
         are counted on from
         ``start``'s, so ``num_iterations`` (the total) must exceed them; the chains' random
         keys come from ``start``'s states (``seed`` is only recorded); the result holds the
