@@ -17,9 +17,9 @@ def progress_line(result, end, total, draws, seconds_per_iteration):
     scalars = [n for n in result.label_invariant if n in draws and draws[n].ndim == 2]
     for name in scalars[:5]:  # the chains' mean of the last draw
         parts.append(f"{name} {float(np.mean(draws[name][:, -1])):.4g}")
-    if "anneal_power" in draws and float(draws["anneal_power"][:, -1].min()) < 1.0:
-        parts.append(f"annealed burn-in at power {float(draws['anneal_power'][:, -1].min()):.2f} "
-                     "on p(W | Z)")
+    power = float(draws["anneal_power"][:, -1].min()) if "anneal_power" in draws else 1.0
+    if power < 1.0:
+        parts.append(f"annealed burn-in at power {power:.2f} on p(W | Z)")
     parts.append(f"{result.token_iterations_per_second / 1e6:.2f} M token-it/s")
     if end < total and seconds_per_iteration is not None:
         parts.append(time_left(seconds_per_iteration * (total - end)))
